@@ -1,0 +1,44 @@
+"""The ``autoenv`` command. One module per command group; heavy imports happen inside commands."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from autoenvscaling.errors import AutoEnvError
+
+app = typer.Typer(
+    name="autoenv",
+    help="Build, validate and calibrate RL environments for terminal agents (Harbor task format).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+err_console = Console(stderr=True)
+
+
+def _register() -> None:
+    from autoenvscaling.cli import images_cmd, model_cmd, sandbox_cmd, solve_cmd, tasks_cmd, validate_cmd
+
+    app.add_typer(tasks_cmd.app, name="tasks")
+    app.add_typer(images_cmd.app, name="images")
+    app.add_typer(sandbox_cmd.app, name="sandbox")
+    app.add_typer(model_cmd.app, name="model")
+    validate_cmd.register(app)
+    solve_cmd.register(app)
+
+
+_register()
+
+
+def main() -> None:
+    try:
+        app()
+    except AutoEnvError as e:
+        err_console.print(f"[bold red]error:[/] {e}", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        sys.exit(130)

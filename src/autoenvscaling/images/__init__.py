@@ -1,0 +1,1 @@
+"""Base-image catalog and offline bootstrap; image aliases for tasks whose base image cannot be pulled."""

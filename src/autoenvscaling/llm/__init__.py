@@ -1,0 +1,1 @@
+"""Model access: the contract (``base``), OpenAI-compatible client, embedded server, scripted fake."""

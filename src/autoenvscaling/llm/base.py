@@ -1,0 +1,90 @@
+"""The model contract shared by every provider (OpenAI-compatible endpoints, the embedded server, the
+scripted fake). One call = one chat completion; the agent loop owns the history."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from autoenvscaling.errors import AutoEnvError
+
+
+class ModelError(AutoEnvError):
+    """The model endpoint failed (after retries) or returned something unusable. Infrastructure, not reward."""
+
+
+class ModelNotInstalledError(ModelError):
+    """The embedded model is not installed (``autoenv model install``)."""
+
+
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Message(BaseModel):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None  # role == "tool" only
+    reasoning_content: str | None = None
+
+
+class ToolSpec(BaseModel):
+    """A function the model may call (OpenAI ``tools=[{"type": "function", ...}]``)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_sec: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            latency_sec=self.latency_sec + other.latency_sec,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class ModelResponse(BaseModel):
+    content: str = ""
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+    model_name: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    # Present when the server returns them (vLLM with return_token_ids / logprobs=True).
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model. Implementations: ``OpenAIModel``, ``ScriptedModel``."""
+
+    @property
+    def name(self) -> str: ...
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[ToolSpec] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ModelResponse: ...

@@ -1,0 +1,155 @@
+"""The sandbox contract every backend implements (docker, the in-memory fake).
+
+A sandbox is one container-like place to run commands in. Lifecycle::
+
+    backend.build(...)            -> image reference (cached by content)
+    sb = backend.create(spec)     -> Sandbox (not started)
+    sb.start()
+    sb.exec("make test", timeout=30)  -> ExecResult   (timeout kills the command, not the sandbox)
+    sb.upload(Path("tests"), "/tests"); sb.download("/app/out.txt", Path("out.txt"))
+    sb.stop()                     -> idempotent; removes the container
+
+Failures of the sandbox itself (engine down, build failed, container gone) raise ``SandboxError``
+subclasses. A command that fails inside the sandbox is *not* an error: it is an ``ExecResult``
+with a non-zero ``exit_code``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from autoenvscaling.errors import AutoEnvError
+
+LABEL = "autoenvscaling"  # every container/image we create carries this label (the janitor's key)
+LABEL_RUN = "autoenvscaling.run"  # run id, so one run's leftovers can be removed alone
+LABEL_OWNER_PID = "autoenvscaling.pid"  # creating process; gc skips containers whose creator still lives
+DEFAULT_OUTPUT_LIMIT = 1_000_000  # bytes of stdout (and of stderr) kept per exec
+
+
+class SandboxError(AutoEnvError):
+    """The sandbox infrastructure failed (not the command inside it)."""
+
+
+class BuildError(SandboxError):
+    """An image build failed or timed out. ``log_tail`` holds the last lines of the build log."""
+
+    def __init__(self, message: str, log_tail: str = "", timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+        self.timed_out = timed_out
+
+
+class EngineUnavailableError(SandboxError):
+    """The container engine cannot be reached."""
+
+
+class ExecResult(BaseModel):
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+    duration_sec: float = 0.0
+    timed_out: bool = False
+    truncated: bool = False  # output exceeded the per-call limit; head and tail were kept
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    @property
+    def output(self) -> str:
+        """stdout and stderr joined, for showing to an agent or a log."""
+        if self.stdout and self.stderr:
+            sep = "" if self.stdout.endswith("\n") else "\n"
+            return self.stdout + sep + self.stderr
+        return self.stdout or self.stderr
+
+
+class Mount(BaseModel):
+    host_path: Path
+    container_path: str
+    read_only: bool = False
+
+
+class SandboxSpec(BaseModel):
+    """What to start. Built from task.toml by the verifier/roles; backends only read it."""
+
+    image: str
+    name_hint: str = "sandbox"  # readable part of the container name
+    workdir: str | None = None  # None: the image's WORKDIR
+    env: dict[str, str] = Field(default_factory=dict)
+    cpus: float | None = None
+    memory_mb: int | None = None
+    pids_limit: int | None = 1024
+    network: bool = True
+    mounts: list[Mount] = Field(default_factory=list)
+    labels: dict[str, str] = Field(default_factory=dict)
+    run_id: str | None = None
+
+
+class BuildSpec(BaseModel):
+    """An image to build from a directory with a Dockerfile."""
+
+    context_dir: Path
+    dockerfile: str = "Dockerfile"
+    tag: str
+    timeout_sec: float = 600.0
+    labels: dict[str, str] = Field(default_factory=dict)
+    no_cache: bool = False
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    def start(self) -> None: ...
+
+    def exec(
+        self,
+        cmd: str,
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        user: str | None = None,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    ) -> ExecResult: ...
+
+    def upload(self, src: Path, dst: str) -> None:
+        """Copy a host file or directory to ``dst`` (the path it will have in the sandbox)."""
+        ...
+
+    def upload_text(self, content: str | bytes, dst: str, mode: int = 0o644) -> None: ...
+
+    def download(self, src: str, dst: Path) -> None:
+        """Copy a sandbox file or directory to the host path ``dst``."""
+        ...
+
+    def stop(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+class SandboxBackend(Protocol):
+    name: str
+
+    def build(self, spec: BuildSpec) -> str:
+        """Build (or reuse) an image; returns the image reference to put in ``SandboxSpec.image``."""
+        ...
+
+    def image_exists(self, ref: str) -> bool: ...
+
+    def create(self, spec: SandboxSpec) -> Sandbox: ...
+
+    def cleanup(self, run_id: str | None = None, *, include_live: bool = False) -> int:
+        """Remove sandboxes left behind (by ``run_id``, or all whose creating process is gone)."""
+        ...

@@ -1,0 +1,133 @@
+"""Pydantic models of Harbor's ``task.toml`` (schema 1.4; the older ``version = "1.1"`` spelling is accepted).
+
+Every section is optional. Unknown keys are kept (``extra="allow"``) so a round trip never loses
+data; ``autoenv tasks lint`` reports them as findings instead of failing at run time.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCHEMA_VERSION = "1.4"
+ACCEPTED_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    def unknown_keys(self) -> list[str]:
+        return sorted((self.model_extra or {}).keys())
+
+
+class NetworkMode(str, enum.Enum):
+    PUBLIC = "public"
+    NO_NETWORK = "no-network"
+    ALLOWLIST = "allowlist"
+
+
+class TaskInfo(_Section):
+    name: str | None = None
+    version: str | None = None
+    description: str | None = None
+    keywords: list[str] = Field(default_factory=list)
+    authors: list[Any] = Field(default_factory=list)
+
+
+class VerifierConfig(_Section):
+    timeout_sec: float = 600.0
+    env: dict[str, str] = Field(default_factory=dict)
+    user: str | None = None
+    environment_mode: str = "shared"
+    network_mode: NetworkMode | None = None
+
+
+class AgentConfig(_Section):
+    timeout_sec: float | None = None
+    user: str | None = None
+    network_mode: NetworkMode | None = None
+
+
+class EnvironmentConfig(_Section):
+    build_timeout_sec: float = 600.0
+    docker_image: str | None = None
+    cpus: float | None = None
+    memory_mb: int | None = None
+    storage_mb: int | None = None
+    gpus: int | None = None
+    os: str = "linux"
+    network_mode: NetworkMode | None = None
+    workdir: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    healthcheck: Any | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_allow_internet(cls, data: Any) -> Any:
+        # Older tasks say ``allow_internet = true|false``; map it onto network_mode.
+        if isinstance(data, dict) and "allow_internet" in data:
+            data = dict(data)
+            allow = data.pop("allow_internet")
+            if data.get("network_mode") is None:
+                data["network_mode"] = "public" if allow else "no-network"
+        return data
+
+
+class SolutionConfig(_Section):
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class StepConfig(_Section):
+    name: str
+    min_reward: float | None = None
+    agent: AgentConfig | None = None
+    verifier: VerifierConfig | None = None
+
+
+class TaskConfig(_Section):
+    schema_version: str = SCHEMA_VERSION
+    artifacts: list[str] = Field(default_factory=list)
+    task: TaskInfo = Field(default_factory=TaskInfo)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    verifier: VerifierConfig = Field(default_factory=VerifierConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+    solution: SolutionConfig = Field(default_factory=SolutionConfig)
+    steps: list[StepConfig] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_version(cls, data: Any) -> Any:
+        # Terminal-Bench 2.1 tasks say ``version = "1.1"`` at the top level.
+        if isinstance(data, dict) and "version" in data and "schema_version" not in data:
+            data = dict(data)
+            data["schema_version"] = str(data.pop("version"))
+        return data
+
+    @property
+    def is_multi_step(self) -> bool:
+        return bool(self.steps)
+
+    @property
+    def network_enabled(self) -> bool:
+        """Whether the agent container may reach the network (Harbor's default is public)."""
+        mode = self.agent.network_mode or self.environment.network_mode or NetworkMode.PUBLIC
+        return mode != NetworkMode.NO_NETWORK
+
+    def unknown_key_paths(self) -> list[str]:
+        """Dotted paths of keys that are not part of the schema (lint findings, never run-time errors)."""
+        found = [k for k in self.unknown_keys()]
+        sections: dict[str, _Section] = {
+            "task": self.task,
+            "verifier": self.verifier,
+            "agent": self.agent,
+            "environment": self.environment,
+            "solution": self.solution,
+        }
+        for name, section in sections.items():
+            found += [f"{name}.{k}" for k in section.unknown_keys()]
+        for i, step in enumerate(self.steps):
+            found += [f"steps[{i}].{k}" for k in step.unknown_keys()]
+        return found
