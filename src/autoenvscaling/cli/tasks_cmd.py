@@ -1,7 +1,111 @@
-"""`autoenv tasks ...`"""
+"""`autoenv tasks ...`: static checks and a summary of Harbor task dirs."""
 
 from __future__ import annotations
 
-import typer
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
-app = typer.Typer(help="tasks commands.", no_args_is_help=True)
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from autoenvscaling.tasks.lint import Finding
+
+app = typer.Typer(help="Harbor task dirs: lint and show.", no_args_is_help=True)
+console = Console()
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+@app.command()
+def lint(
+    paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs holding task dirs.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print findings as JSON instead of tables.")
+    ] = False,
+) -> None:
+    """Static checks (no Docker). Exits 1 when any finding is an error."""
+    from autoenvscaling.images.catalog import catalog_names
+    from autoenvscaling.tasks.lint import lint_task
+    from autoenvscaling.tasks.model import find_task_dirs
+
+    known = catalog_names()
+    results: list[tuple[Path, list[Finding]]] = [(t, lint_task(t, known)) for t in find_task_dirs(paths)]
+    errors = sum(f.severity == "error" for _, fs in results for f in fs)
+    if as_json:
+        payload = [{"task": str(t), "findings": [f.model_dump(mode="json") for f in fs]} for t, fs in results]
+        typer.echo(json.dumps(payload, indent=2))
+    else:
+        for task_dir, findings in results:
+            _print_findings(task_dir, findings)
+        warnings = sum(f.severity == "warning" for _, fs in results for f in fs)
+        console.print(f"linted {len(results)} task(s): {errors} error(s), {warnings} warning(s)")
+    if errors:
+        raise typer.Exit(1)
+
+
+def _print_findings(task_dir: Path, findings: list[Finding]) -> None:
+    title = escape(str(task_dir))
+    if not findings:
+        console.print(f"[green]ok[/] {title}")
+        return
+    table = Table("severity", "rule", "where", "message", title=title, title_justify="left")
+    for f in findings:
+        where = f.file if f.line is None else f"{f.file}:{f.line}"
+        style = _SEVERITY_STYLE[f.severity]
+        table.add_row(f"[{style}]{f.severity}[/]", f.rule, escape(where), escape(f.message))
+    console.print(table)
+
+
+@app.command()
+def show(path: Annotated[Path, typer.Argument(help="A task dir.")]) -> None:
+    """Print the parsed task.toml and what the task dir holds."""
+    from autoenvscaling.tasks.model import load_task
+
+    task = load_task(path)
+    cfg, paths = task.config, task.paths
+    env = cfg.environment
+    rows: list[tuple[str, str]] = [
+        ("name", task.display_name),
+        ("dir", str(paths.root)),
+        ("schema_version", cfg.schema_version),
+        ("difficulty", str(cfg.metadata.get("difficulty", "-"))),
+        ("category", str(cfg.metadata.get("category", "-"))),
+        ("tags", ", ".join(str(t) for t in cfg.metadata.get("tags", [])) or "-"),
+        ("agent timeout", _seconds(cfg.agent.timeout_sec)),
+        ("verifier timeout", _seconds(cfg.verifier.timeout_sec)),
+        ("build timeout", _seconds(env.build_timeout_sec)),
+        ("image", env.docker_image or ("Dockerfile" if paths.dockerfile.is_file() else "-")),
+        ("cpus / memory", f"{env.cpus or '-'} / {f'{env.memory_mb} MB' if env.memory_mb else '-'}"),
+        ("network", "on" if cfg.network_enabled else "off"),
+        ("workdir", env.workdir or "(from Dockerfile)"),
+        ("solution", "yes" if paths.solve_script.is_file() else "no"),
+        (
+            "tests",
+            ", ".join(sorted(p.name for p in paths.tests_dir.iterdir())) if paths.tests_dir.is_dir() else "-",
+        ),
+        ("steps", ", ".join(s.name for s in cfg.steps) or "-"),
+        ("instruction", _first_line(task.instruction)),
+    ]
+    unknown = cfg.unknown_key_paths()
+    if unknown:
+        rows.append(("unknown keys", ", ".join(unknown)))
+    table = Table("field", "value", show_header=False)
+    for key, value in rows:
+        table.add_row(key, escape(value))
+    console.print(table)
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:g} s"
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(empty)"
+    first = lines[0].strip()
+    return f"{first[:100]}... ({len(text)} chars)" if len(first) > 100 or len(lines) > 1 else first

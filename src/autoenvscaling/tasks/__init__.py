@@ -11,12 +11,14 @@ from autoenvscaling.tasks.config import (
     VerifierConfig,
 )
 from autoenvscaling.tasks.errors import TaskFormatError
-from autoenvscaling.tasks.model import Task, load_task, save_task
+from autoenvscaling.tasks.lint import Finding, lint_task
+from autoenvscaling.tasks.model import Task, find_task_dirs, load_task, save_task
 from autoenvscaling.tasks.paths import TaskPaths
 
 __all__ = [
     "AgentConfig",
     "EnvironmentConfig",
+    "Finding",
     "NetworkMode",
     "SolutionConfig",
     "StepConfig",
@@ -26,6 +28,8 @@ __all__ = [
     "TaskInfo",
     "TaskPaths",
     "VerifierConfig",
+    "find_task_dirs",
+    "lint_task",
     "load_task",
     "save_task",
 ]

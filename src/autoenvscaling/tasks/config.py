@@ -22,7 +22,7 @@ class _Section(BaseModel):
         return sorted((self.model_extra or {}).keys())
 
 
-class NetworkMode(str, enum.Enum):
+class NetworkMode(enum.StrEnum):
     PUBLIC = "public"
     NO_NETWORK = "no-network"
     ALLOWLIST = "allowlist"
@@ -39,15 +39,17 @@ class TaskInfo(_Section):
 class VerifierConfig(_Section):
     timeout_sec: float = 600.0
     env: dict[str, str] = Field(default_factory=dict)
-    user: str | None = None
+    user: str | int | None = None  # Harbor accepts a user name or a numeric uid
     environment_mode: str = "shared"
     network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] = Field(default_factory=list)
 
 
 class AgentConfig(_Section):
     timeout_sec: float | None = None
-    user: str | None = None
+    user: str | int | None = None
     network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] = Field(default_factory=list)
 
 
 class EnvironmentConfig(_Section):
@@ -57,22 +59,46 @@ class EnvironmentConfig(_Section):
     memory_mb: int | None = None
     storage_mb: int | None = None
     gpus: int | None = None
+    gpu_types: list[str] | None = None
     os: str = "linux"
     network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] = Field(default_factory=list)
     workdir: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     healthcheck: Any | None = None
+    # Harbor fields this project does not act on; declared so real tasks lint clean and round-trip.
+    mcp_servers: list[Any] = Field(default_factory=list)
+    skills_dir: str | None = None
 
     @model_validator(mode="before")
     @classmethod
-    def _legacy_allow_internet(cls, data: Any) -> Any:
+    def _legacy_spellings(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
         # Older tasks say ``allow_internet = true|false``; map it onto network_mode.
-        if isinstance(data, dict) and "allow_internet" in data:
-            data = dict(data)
+        if "allow_internet" in data:
             allow = data.pop("allow_internet")
             if data.get("network_mode") is None:
                 data["network_mode"] = "public" if allow else "no-network"
+        # Harbor's deprecated ``memory = "2G"`` / ``storage = "10G"`` sizes.
+        for old, new in (("memory", "memory_mb"), ("storage", "storage_mb")):
+            if old in data:
+                size = data.pop(old)
+                if data.get(new) is None:
+                    data[new] = _size_to_mb(size, old)
         return data
+
+
+def _size_to_mb(size: Any, field: str) -> int:
+    text = str(size).strip().upper().removesuffix("B").strip()
+    factors = {"G": 1024.0, "M": 1.0, "K": 1 / 1024}
+    try:
+        if text and text[-1] in factors:
+            return int(float(text[:-1]) * factors[text[-1]])
+        return int(float(text))
+    except ValueError:
+        raise ValueError(f"{field}: cannot read size {size!r} (expected e.g. '2G' or '512M')") from None
 
 
 class SolutionConfig(_Section):
@@ -80,8 +106,11 @@ class SolutionConfig(_Section):
 
 
 class StepConfig(_Section):
+    """One ``[[steps]]`` entry; its files live in ``steps/<name>/``."""
+
     name: str
-    min_reward: float | None = None
+    min_reward: float | dict[str, float] | None = None
+    contributes_to_mean: bool | None = None
     agent: AgentConfig | None = None
     verifier: VerifierConfig | None = None
 
@@ -96,14 +125,17 @@ class TaskConfig(_Section):
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     solution: SolutionConfig = Field(default_factory=SolutionConfig)
     steps: list[StepConfig] = Field(default_factory=list)
+    multi_step_reward_strategy: str | None = None
+    source: str | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _legacy_version(cls, data: Any) -> Any:
-        # Terminal-Bench 2.1 tasks say ``version = "1.1"`` at the top level.
-        if isinstance(data, dict) and "version" in data and "schema_version" not in data:
+        # Older tasks say ``version = "1.1"`` at the top level; Harbor drops it when both are given.
+        if isinstance(data, dict) and "version" in data:
             data = dict(data)
-            data["schema_version"] = str(data.pop("version"))
+            version = data.pop("version")
+            data.setdefault("schema_version", str(version))
         return data
 
     @property
@@ -118,7 +150,7 @@ class TaskConfig(_Section):
 
     def unknown_key_paths(self) -> list[str]:
         """Dotted paths of keys that are not part of the schema (lint findings, never run-time errors)."""
-        found = [k for k in self.unknown_keys()]
+        found = self.unknown_keys()
         sections: dict[str, _Section] = {
             "task": self.task,
             "verifier": self.verifier,
@@ -130,4 +162,7 @@ class TaskConfig(_Section):
             found += [f"{name}.{k}" for k in section.unknown_keys()]
         for i, step in enumerate(self.steps):
             found += [f"steps[{i}].{k}" for k in step.unknown_keys()]
+            for name, sub in (("agent", step.agent), ("verifier", step.verifier)):
+                if sub is not None:
+                    found += [f"steps[{i}].{name}.{k}" for k in sub.unknown_keys()]
         return found

@@ -74,6 +74,9 @@ def load_task(root: Path | str) -> Task:
     try:
         instruction = paths.instruction.read_text(encoding="utf-8")
     except FileNotFoundError:
+        # Multi-step tasks keep one instruction per step in steps/<name>/; a root one is optional.
+        if config.is_multi_step:
+            return Task(paths=paths, config=config, instruction="")
         raise TaskFormatError(f"{paths.instruction}: missing (every task needs an instruction.md)") from None
     except (OSError, UnicodeDecodeError) as e:
         raise TaskFormatError(f"{paths.instruction}: cannot read: {e}") from None
@@ -81,7 +84,8 @@ def load_task(root: Path | str) -> Task:
 
 
 def dump_task_toml(config: TaskConfig) -> str:
-    data = config.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+    # Python mode keeps TOML dates and times as such (JSON mode would turn them into strings).
+    data = config.model_dump(mode="python", exclude_none=True, exclude_defaults=False)
     return tomli_w.dumps(_drop_empty(data))
 
 
@@ -99,10 +103,14 @@ def _drop_empty(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def save_task(task: Task, dest: Path | str) -> Task:
-    """Write ``task`` to ``dest``: copies every file of the source dir, then rewrites task.toml and instruction."""
+    """Write ``task`` to ``dest``: copy the source dir's files, then rewrite task.toml and instruction."""
     dest_paths = TaskPaths(Path(dest).resolve())
-    if dest_paths.root != task.paths.root:
+    if dest_paths.root != task.paths.root and task.paths.root.is_dir():
+        if dest_paths.root.is_relative_to(task.paths.root):
+            raise TaskFormatError(f"{dest_paths.root}: cannot save a task inside its own directory")
         shutil.copytree(task.paths.root, dest_paths.root, dirs_exist_ok=True)
+    # A task built in memory has no source dir to copy from.
+    dest_paths.root.mkdir(parents=True, exist_ok=True)
     dest_paths.config.write_text(dump_task_toml(task.config), encoding="utf-8")
     dest_paths.instruction.write_text(task.instruction, encoding="utf-8")
     return Task(paths=dest_paths, config=task.config, instruction=task.instruction)
@@ -137,12 +145,21 @@ def find_task_dirs(paths: list[Path]) -> list[Path]:
         p = p.resolve()
         if not p.exists():
             raise TaskFormatError(f"{p}: no such file or directory")
+        if p.is_file() and p.name == "task.toml":
+            p = p.parent
         if (p / "task.toml").is_file():
             found.append(p)
             continue
-        below = sorted(t.parent for t in p.rglob("task.toml"))
+        below = sorted(t.parent for t in p.rglob("task.toml") if t.is_file())
+        # A task may itself contain a task.toml (e.g. in its environment): that one is data, not a task.
+        below = [t for t in below if not any(t != o and t.is_relative_to(o) for o in below)]
         if not below:
             raise TaskFormatError(f"{p}: no task.toml here or below")
         found += below
     seen: set[Path] = set()
-    return [t for t in found if not (t in seen or seen.add(t))]
+    unique: list[Path] = []
+    for t in found:
+        if t not in seen:
+            seen.add(t)
+            unique.append(t)
+    return unique

@@ -10,14 +10,14 @@ from pathlib import Path
 class TaskPaths:
     """Paths of one task directory::
 
-        my-task/
-          task.toml            config (schema 1.4)
-          instruction.md       given verbatim to the agent
-          environment/         build context of the agent container
-            Dockerfile
-          solution/solve.sh    reference solution (oracle run only)
-          tests/test.sh        copied to /tests after the agent finishes; writes the reward
-          steps/<name>/        multi-step tasks only
+    my-task/
+      task.toml            config (schema 1.4)
+      instruction.md       given verbatim to the agent
+      environment/         build context of the agent container
+        Dockerfile
+      solution/solve.sh    reference solution (oracle run only)
+      tests/test.sh        copied to /tests after the agent finishes; writes the reward
+      steps/<name>/        multi-step tasks only
     """
 
     root: Path
