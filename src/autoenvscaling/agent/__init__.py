@@ -1,1 +1,16 @@
-"""agent."""
+"""The terminal agent: the loop, its action formats, and ATIF trajectories (``trajectory``)."""
+
+from autoenvscaling.agent.actions import Action, get_action_format
+from autoenvscaling.agent.loop import Agent, AgentConfig, AgentResult
+from autoenvscaling.agent.trajectory import Trajectory, TrajectoryRecorder, read_trajectory
+
+__all__ = [
+    "Action",
+    "Agent",
+    "AgentConfig",
+    "AgentResult",
+    "Trajectory",
+    "TrajectoryRecorder",
+    "get_action_format",
+    "read_trajectory",
+]

@@ -1,0 +1,339 @@
+"""The terminal agent loop: ``run -> step -> query -> parse -> execute -> observe``, each step overridable.
+
+The message history is append-only: earlier messages are never rewritten, so servers with prefix caching
+(llama.cpp, vLLM) pay only for the new tokens of each turn. Every model reply becomes one ATIF agent step,
+written to disk before the next model call. Loop exits are ``agent.errors`` exceptions; ``ModelError`` and
+``SandboxError`` propagate out of ``run`` (after the trajectory so far is written): they are infrastructure
+failures, not task failures.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, StrictUndefined
+from pydantic import BaseModel, ConfigDict, Field
+
+from autoenvscaling import __version__
+from autoenvscaling.agent.actions import Action, get_action_format
+from autoenvscaling.agent.errors import FormatError, LimitsExceeded, Submitted, TooManyFormatErrors
+from autoenvscaling.agent.trajectory import (
+    AgentInfo,
+    Observation,
+    ObservationResult,
+    TrajectoryRecorder,
+    metrics_from_response,
+)
+from autoenvscaling.agent.trajectory import ToolCall as AtifToolCall
+from autoenvscaling.llm.base import Message, Model, ModelResponse, Usage
+from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxError
+
+ExitReason = Literal["submitted", "max_turns", "max_tokens", "max_wall", "max_cost", "format_errors"]
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+_SKIPPED_CALL = "Not executed: one command runs per reply; see the result of the first call."
+_SKIPPED_SUBMIT = (
+    "Submission refused: submit in a later reply, after the command's output shows the task is done."
+)
+
+
+class AgentConfig(BaseModel):
+    """Knobs of one run. Budgets are checked before each model call; the first one spent ends the run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action_format: str = Field(
+        default="bash_block", description="tool_calls | bash_block | json | module:Class"
+    )
+    max_turns: int = Field(
+        default=30, ge=1, description="model calls, replies without a usable action included"
+    )
+    max_tokens_total: int | None = Field(
+        default=None, ge=1, description="prompt + completion tokens, all calls"
+    )
+    max_wall_sec: float | None = Field(default=None, gt=0, description="wall-clock budget of the whole run")
+    max_cost_usd: float | None = Field(
+        default=None, gt=0, description="spend budget (provider-reported or priced)"
+    )
+    command_timeout_sec: float = Field(
+        default=60.0, gt=0, description="per command; a timeout kills the command"
+    )
+    observation_head_chars: int = Field(
+        default=4000, ge=0, description="output characters kept from the start"
+    )
+    observation_tail_chars: int = Field(default=4000, ge=0, description="output characters kept from the end")
+    max_format_errors: int = Field(
+        default=3, ge=1, description="consecutive unusable replies before giving up"
+    )
+    templates: dict[str, str] = Field(
+        default_factory=dict, description="template overrides by file name, e.g. {'system.j2': '...'}"
+    )
+    agent_name: str = "autoenv-terminal"
+
+
+class AgentResult(BaseModel):
+    exit_reason: ExitReason
+    turns: int
+    usage: Usage
+    wall_sec: float
+    format_errors: int
+    trajectory_path: Path | None = None
+
+
+def truncate_output(text: str, head: int, tail: int) -> str:
+    """Keep ``head`` + ``tail`` characters, marking how many were dropped in between."""
+    omitted = len(text) - head - tail
+    if omitted <= 0:
+        return text
+    return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[len(text) - tail :]}"
+
+
+class Agent:
+    def __init__(
+        self,
+        model: Model,
+        sandbox: Sandbox,
+        config: AgentConfig | None = None,
+        recorder: TrajectoryRecorder | None = None,
+    ) -> None:
+        self.model = model
+        self.sandbox = sandbox
+        self.config = config or AgentConfig()
+        self.action_format = get_action_format(self.config.action_format)
+        self.recorder = recorder or TrajectoryRecorder()
+        self.templates = Environment(
+            loader=ChoiceLoader([DictLoader(self.config.templates), FileSystemLoader(TEMPLATES_DIR)]),
+            undefined=StrictUndefined,
+            autoescape=False,  # prompts are plain text, not HTML
+        )
+        self._tools = self.action_format.tools()
+        self._response_format = self.action_format.response_format()
+        self.messages: list[Message] = []
+        self.usage = Usage()
+        self.turns = 0
+        self.format_errors = 0
+        self._errors_in_a_row = 0
+        self._started = time.monotonic()
+        self._timeout = self.config.command_timeout_sec
+
+    # -- run --
+
+    def run(self, task_prompt: str) -> AgentResult:
+        self._started = time.monotonic()
+        if self.recorder.agent is None:
+            self.recorder.set_agent(self.agent_info())
+        self.add_message("system", self.render("system.j2"))
+        self.add_message("user", self.render("instance.j2", task=task_prompt))
+        outcome: dict[str, Any] = {}
+        try:
+            exit_reason = outcome["exit_reason"] = self.loop()
+        except BaseException as e:  # recorded, then propagated: infrastructure errors are not rewards
+            outcome.update(exit_reason="error", error=f"{type(e).__name__}: {e}")
+            raise
+        finally:
+            self.recorder.finish(
+                **outcome,
+                turns=self.turns,
+                wall_sec=round(self.elapsed(), 6),
+                format_errors=self.format_errors,
+            )
+        return AgentResult(
+            exit_reason=exit_reason,
+            turns=self.turns,
+            usage=self.usage,
+            wall_sec=self.elapsed(),
+            format_errors=self.format_errors,
+            trajectory_path=self.recorder.path,
+        )
+
+    def loop(self) -> ExitReason:
+        while True:
+            try:
+                self.step()
+            except Submitted:
+                return "submitted"
+            except LimitsExceeded as e:
+                return e.limit
+            except TooManyFormatErrors:
+                return "format_errors"
+
+    def step(self) -> None:
+        self.check_limits()
+        response = self.query()
+        try:
+            action = self.parse(response)
+        except FormatError as e:
+            self.on_format_error(response, e)
+            return
+        self._errors_in_a_row = 0
+        if action.kind == "submit":
+            self.record(response, action, [])
+            raise Submitted(action.thought)
+        try:
+            result = self.execute(action)
+        except SandboxError as e:
+            self.record(
+                response, action, [ObservationResult(source_call_id=self.call_id(action), content=str(e))]
+            )
+            raise
+        self.observe(response, action, result)
+
+    # -- the steps --
+
+    def check_limits(self) -> None:
+        c, u = self.config, self.usage
+        if self.turns >= c.max_turns:
+            raise LimitsExceeded("max_turns", f"{self.turns} turns")
+        if c.max_tokens_total is not None and u.total_tokens >= c.max_tokens_total:
+            raise LimitsExceeded("max_tokens", f"{u.total_tokens} tokens")
+        if c.max_cost_usd is not None and u.cost_usd >= c.max_cost_usd:
+            raise LimitsExceeded("max_cost", f"${u.cost_usd:.4f}")
+        if c.max_wall_sec is not None and self.elapsed() >= c.max_wall_sec:
+            raise LimitsExceeded("max_wall", f"{self.elapsed():.1f} s")
+
+    def query(self) -> ModelResponse:
+        self.turns += 1
+        response = self.model.complete(
+            self.messages, tools=self._tools, response_format=self._response_format
+        )
+        self.usage = self.usage + response.usage
+        self.messages.append(
+            Message(
+                role="assistant",
+                content=response.content,
+                tool_calls=response.tool_calls,
+                reasoning_content=response.reasoning_content,
+            )
+        )
+        return response
+
+    def parse(self, response: ModelResponse) -> Action:
+        return self.action_format.parse(response)
+
+    def execute(self, action: Action) -> ExecResult:
+        self._timeout = self.config.command_timeout_sec
+        if self.config.max_wall_sec is not None:  # a command may not outlive the run's budget
+            self._timeout = max(1.0, min(self._timeout, self.config.max_wall_sec - self.elapsed()))
+        return self.sandbox.exec(action.command, timeout=self._timeout)
+
+    def observe(self, response: ModelResponse, action: Action, result: ExecResult) -> None:
+        text = self.render(
+            "observation.j2",
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            timeout=self._timeout,
+            output=truncate_output(
+                result.output.rstrip("\n"),
+                self.config.observation_head_chars,
+                self.config.observation_tail_chars,
+            ),
+            sandbox_truncated=result.truncated,
+            skipped_commands=sum(c.name != "submit" for c in action.skipped_calls),
+            deferred_submit=action.deferred_submit,
+        )
+        self.add_feedback(text, action)
+        facts = {
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "duration_sec": result.duration_sec,
+        }
+        results = [ObservationResult(source_call_id=self.call_id(action), content=text, extra=facts)]
+        self.record(
+            response, action, results, extra={"deferred_submit": True} if action.deferred_submit else None
+        )
+
+    def on_format_error(self, response: ModelResponse, error: FormatError) -> None:
+        self.format_errors += 1
+        self._errors_in_a_row += 1
+        text = self.render("format_error.j2", error=error.feedback)
+        if error.tool_call_ids:
+            for call_id in error.tool_call_ids:
+                self.messages.append(Message(role="tool", tool_call_id=call_id, content=text))
+            results = [ObservationResult(source_call_id=i, content=text) for i in error.tool_call_ids]
+        else:
+            self.add_message("user", text, record=False)
+            results = [ObservationResult(content=text)]
+        self.record(response, None, results, extra={"format_error": True})
+        if self._errors_in_a_row >= self.config.max_format_errors:
+            raise TooManyFormatErrors(f"{self._errors_in_a_row} consecutive replies without a usable action")
+
+    # -- helpers --
+
+    def add_feedback(self, text: str, action: Action) -> None:
+        """Output to the model: a ``tool`` message per native call (each must be answered), else ``user``."""
+        if action.tool_call_id is None:
+            self.add_message("user", text, record=False)
+            return
+        self.messages.append(Message(role="tool", tool_call_id=action.tool_call_id, content=text))
+        for call in action.skipped_calls:
+            note = _SKIPPED_SUBMIT if call.name == "submit" else _SKIPPED_CALL
+            self.messages.append(Message(role="tool", tool_call_id=call.id, content=note))
+
+    def add_message(self, role: Literal["system", "user"], content: str, *, record: bool = True) -> None:
+        self.messages.append(Message(role=role, content=content))
+        if record:
+            self.recorder.add_step(role, content)
+
+    def record(
+        self,
+        response: ModelResponse,
+        action: Action | None,
+        results: list[ObservationResult],
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """One ATIF agent step for one model reply, with the observation the model got back."""
+        if response.tool_calls:
+            calls = [
+                AtifToolCall(tool_call_id=c.id, function_name=c.name, arguments=c.arguments)
+                for c in response.tool_calls
+            ]
+            if action is not None:
+                for c in action.skipped_calls:
+                    note = _SKIPPED_SUBMIT if c.name == "submit" else _SKIPPED_CALL
+                    results.append(ObservationResult(source_call_id=c.id, content=note))
+        elif action is not None:  # text formats: the parsed action, under an id of our own
+            args = {"command": action.command} if action.kind == "bash" else {}
+            calls = [
+                AtifToolCall(tool_call_id=self.call_id(action), function_name=action.kind, arguments=args)
+            ]
+        else:
+            calls = []
+        self.recorder.add_step(
+            "agent",
+            response.content,
+            model_name=response.model_name if response.model_name not in ("", self.model.name) else None,
+            reasoning_content=response.reasoning_content,
+            tool_calls=calls,
+            observation=Observation(results=results) if results else None,
+            metrics=metrics_from_response(response),
+            extra=extra,
+        )
+
+    def call_id(self, action: Action) -> str:
+        return action.tool_call_id or f"call_{self.turns}"
+
+    def render(self, name: str, **variables: Any) -> str:
+        return (
+            self.templates.get_template(name)
+            .render(
+                action_format=self.action_format.name,
+                command_timeout_sec=self.config.command_timeout_sec,
+                max_turns=self.config.max_turns,
+                **variables,
+            )
+            .strip()
+        )
+
+    def agent_info(self) -> AgentInfo:
+        tools = [{"type": "function", "function": t.model_dump()} for t in self._tools or []]
+        return AgentInfo(
+            name=self.config.agent_name,
+            version=__version__,
+            model_name=self.model.name,
+            tool_definitions=tools or None,
+            extra={"action_format": self.action_format.name},
+        )
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._started

@@ -1,0 +1,258 @@
+"""The agent loop with the scripted model: solving, limits, format errors, timeouts, infrastructure errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autoenvscaling.agent import Agent, AgentConfig, TrajectoryRecorder, read_trajectory
+from autoenvscaling.agent.loop import truncate_output
+from autoenvscaling.llm.base import Message, ModelError, ModelResponse, ToolCall, ToolSpec, Usage
+from autoenvscaling.llm.scripted import ScriptedError, ScriptedModel
+from autoenvscaling.sandbox.base import Sandbox, SandboxError
+
+
+def bash(cmd: str, note: str = "Next step.") -> str:
+    return f"{note}\n\n```bash\n{cmd}\n```"
+
+
+def make_agent(
+    replies: list[Any], sandbox: Sandbox, tmp_path: Path | None = None, **config: Any
+) -> tuple[Agent, ScriptedModel]:
+    model = ScriptedModel(replies)
+    recorder = TrajectoryRecorder(tmp_path / "agent" / "trajectory.json" if tmp_path else None)
+    return Agent(model, sandbox, AgentConfig(**config), recorder), model
+
+
+def test_solves_a_tiny_task(sandbox: Sandbox, tmp_path: Path) -> None:
+    replies = [bash("echo hello > out.txt"), bash("cat out.txt"), "The file is written.\nsubmit"]
+    agent, model = make_agent(replies, sandbox, tmp_path)
+    result = agent.run("Write hello to out.txt")
+    assert result.exit_reason == "submitted"
+    assert result.turns == 3
+    assert sandbox.exec("cat out.txt").stdout == "hello\n"
+    # The second model call saw the first command's output as a user message, after its own reply.
+    assert [m.role for m in model.calls[1]] == ["system", "user", "assistant", "user"]
+    assert "Exit code: 0" in model.calls[2][-1].content and "hello" in model.calls[2][-1].content
+    traj = read_trajectory(tmp_path / "agent" / "trajectory.json")
+    assert [s.source for s in traj.steps] == ["system", "user", "agent", "agent", "agent"]
+    assert str(traj.steps[1].message).endswith("Write hello to out.txt")
+    assert traj.extra is not None and traj.extra["exit_reason"] == "submitted"
+    last = traj.steps[-1]
+    assert last.tool_calls is not None and last.tool_calls[0].function_name == "submit"
+    assert last.observation is None
+
+
+def test_history_is_append_only(sandbox: Sandbox) -> None:
+    agent, model = make_agent([bash("echo a"), bash("echo b"), "submit"], sandbox)
+    agent.run("task")
+    for earlier, later in zip(model.calls, model.calls[1:], strict=False):
+        assert later[: len(earlier)] == earlier
+
+
+def loop_forever(_: list[Message]) -> str:
+    return bash("echo again")
+
+
+def test_max_turns(sandbox: Sandbox) -> None:
+    agent = Agent(ScriptedModel(responder=loop_forever), sandbox, AgentConfig(max_turns=4))
+    result = agent.run("task")
+    assert (result.exit_reason, result.turns) == ("max_turns", 4)
+
+
+def reply_with_usage(tokens: int = 0, cost: float = 0.0) -> ModelResponse:
+    usage = Usage(prompt_tokens=tokens, completion_tokens=tokens, cost_usd=cost)
+    return ModelResponse(content=bash("echo hi"), usage=usage)
+
+
+def test_max_tokens(sandbox: Sandbox) -> None:
+    model = ScriptedModel(responder=lambda _: reply_with_usage(tokens=50))
+    result = Agent(model, sandbox, AgentConfig(max_tokens_total=250)).run("task")
+    # 100 tokens per call: 300 >= 250 after the third call, so there is no fourth.
+    assert (result.exit_reason, result.turns, result.usage.total_tokens) == ("max_tokens", 3, 300)
+
+
+def test_max_cost(sandbox: Sandbox, tmp_path: Path) -> None:
+    model = ScriptedModel(responder=lambda _: reply_with_usage(cost=0.01))
+    recorder = TrajectoryRecorder(tmp_path / "t.json")
+    result = Agent(model, sandbox, AgentConfig(max_cost_usd=0.025), recorder).run("task")
+    assert (result.exit_reason, result.turns) == ("max_cost", 3)
+    final = read_trajectory(tmp_path / "t.json").final_metrics
+    assert final is not None and final.total_cost_usd == pytest.approx(0.03)
+
+
+def test_max_wall_also_caps_the_command_timeout(sandbox: Sandbox) -> None:
+    # The command would run 30 s; the run's 1.5 s budget cuts it short, then the loop ends on the wall limit.
+    model = ScriptedModel(responder=lambda _: bash("sleep 30"))
+    agent = Agent(model, sandbox, AgentConfig(max_wall_sec=1.5, command_timeout_sec=60))
+    result = agent.run("task")
+    assert (result.exit_reason, result.turns) == ("max_wall", 1)
+    observation = agent.recorder.steps[-1].observation
+    assert observation is not None and observation.results[0].extra is not None
+    assert observation.results[0].extra["timed_out"] is True
+
+
+def test_malformed_actions_then_recovery(sandbox: Sandbox) -> None:
+    replies = [
+        "I will just think about it.",
+        bash("echo one") + "\n" + bash("echo two"),
+        bash("echo fixed"),
+        "submit",
+    ]
+    agent, model = make_agent(replies, sandbox)
+    result = agent.run("task")
+    assert (result.exit_reason, result.format_errors, result.turns) == ("submitted", 2, 4)
+    first, second = model.calls[1][-1], model.calls[2][-1]
+    assert first.role == "user" and "no ```bash block found" in first.content
+    assert "found 2 ```bash blocks" in second.content
+    assert "fixed" in model.calls[3][-1].content
+
+
+def test_too_many_format_errors(sandbox: Sandbox) -> None:
+    agent, _ = make_agent(["no command", "still none", "nothing"], sandbox, max_format_errors=3)
+    result = agent.run("task")
+    assert (result.exit_reason, result.format_errors, result.turns) == ("format_errors", 3, 3)
+
+
+def test_format_errors_must_be_consecutive_to_end_the_run(sandbox: Sandbox) -> None:
+    replies = ["oops", bash("true"), "oops", bash("true"), "oops", "submit"]
+    agent, _ = make_agent(replies, sandbox, max_format_errors=2)
+    assert agent.run("task").exit_reason == "submitted"
+
+
+def test_command_timeout_then_next_command_works(sandbox: Sandbox) -> None:
+    agent, model = make_agent(
+        [bash("sleep 20"), bash("echo still-alive"), "submit"], sandbox, command_timeout_sec=1
+    )
+    assert agent.run("task").exit_reason == "submitted"
+    timed_out, after = model.calls[1][-1].content, model.calls[2][-1].content
+    assert "timed out after 1.0 seconds" in timed_out
+    assert "Exit code: 0" in after and "still-alive" in after
+
+
+def test_model_error_propagates_and_keeps_the_trajectory(sandbox: Sandbox, tmp_path: Path) -> None:
+    agent, _ = make_agent([bash("echo before"), ScriptedError("endpoint down")], sandbox, tmp_path)
+    with pytest.raises(ModelError, match="endpoint down"):
+        agent.run("task")
+    traj = read_trajectory(tmp_path / "agent" / "trajectory.json")
+    assert [s.source for s in traj.steps] == ["system", "user", "agent"]
+    assert traj.extra is not None
+    assert traj.extra["exit_reason"] == "error" and traj.extra["error"] == "ModelError: endpoint down"
+
+
+class BrokenSandbox:
+    """Delegates to a real sandbox but fails on the second command, like a container that died."""
+
+    def __init__(self, inner: Sandbox) -> None:
+        self.inner, self.calls = inner, 0
+
+    def exec(self, cmd: str, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls == 2:
+            raise SandboxError("container vanished")
+        return self.inner.exec(cmd, **kwargs)
+
+
+def test_sandbox_error_propagates_and_records_the_step(sandbox: Sandbox, tmp_path: Path) -> None:
+    broken: Any = BrokenSandbox(sandbox)
+    model = ScriptedModel([bash("echo 1"), bash("echo 2"), "submit"])
+    recorder = TrajectoryRecorder(tmp_path / "t.json")
+    with pytest.raises(SandboxError):
+        Agent(model, broken, AgentConfig(), recorder).run("task")
+    steps = read_trajectory(tmp_path / "t.json").steps
+    assert len(steps) == 4
+    assert (
+        steps[-1].observation is not None and steps[-1].observation.results[0].content == "container vanished"
+    )
+
+
+def test_command_and_submit_in_one_reply_is_not_accepted(sandbox: Sandbox) -> None:
+    agent, model = make_agent([bash("echo done > f") + "\nsubmit", "submit"], sandbox)
+    result = agent.run("task")
+    assert (result.exit_reason, result.turns) == ("submitted", 2)
+    assert "Your submission was not accepted" in model.calls[1][-1].content
+    assert sandbox.exec("cat f").stdout == "done\n"
+
+
+def test_native_command_and_submit_calls_answer_each_call(sandbox: Sandbox) -> None:
+    both = ModelResponse(
+        tool_calls=[
+            ToolCall(id="c1", name="bash", arguments={"command": "echo native"}),
+            ToolCall(id="c2", name="submit"),
+        ]
+    )
+    done = ModelResponse(tool_calls=[ToolCall(id="c3", name="submit")])
+    agent, model = make_agent([both, done], sandbox, action_format="tool_calls")
+    assert agent.run("task").turns == 2
+    answers = model.calls[1][-2:]
+    assert [(m.role, m.tool_call_id) for m in answers] == [("tool", "c1"), ("tool", "c2")]
+    assert "native" in answers[0].content and "Submission refused" in answers[1].content
+
+
+def test_qwen_style_json_tool_call_in_content(sandbox: Sandbox) -> None:
+    replies = [
+        'Creating.\n<tool_call>\n{"name": "bash", "arguments": {"command": "echo q > q"}}\n</tool_call>',
+        '```json\n{"name": "bash", "arguments": {"command": "cat q"}}\n```',
+        '{"name": "submit", "arguments": {}}',
+    ]
+    agent, model = make_agent(replies, sandbox, action_format="tool_calls")
+    assert agent.run("task").exit_reason == "submitted"
+    # Parsed from content, so there is no native call id to answer: the output goes back as a user message.
+    assert model.calls[2][-1].role == "user" and "q" in model.calls[2][-1].content
+
+
+class RecordingModel(ScriptedModel):
+    """Keeps the request options too, to check what each action format asks of the server."""
+
+    def __init__(self, script: list[Any]) -> None:
+        super().__init__(script)
+        self.options: list[tuple[list[ToolSpec] | None, dict[str, Any] | None]] = []
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[ToolSpec] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ModelResponse:
+        self.options.append((tools, response_format))
+        return super().complete(messages, tools=tools, response_format=response_format)
+
+
+def test_json_format_sends_the_schema_and_runs_the_command(sandbox: Sandbox) -> None:
+    replies = [
+        json.dumps({"thought": "make it", "action": "bash", "command": "echo j > j.txt"}),
+        json.dumps({"thought": "done", "action": "submit", "command": ""}),
+    ]
+    model = RecordingModel(replies)
+    assert Agent(model, sandbox, AgentConfig(action_format="json")).run("task").exit_reason == "submitted"
+    tools, response_format = model.options[0]
+    assert tools is None and response_format is not None
+    assert response_format["json_schema"]["schema"]["properties"]["action"]["enum"] == ["bash", "submit"]
+    assert sandbox.exec("cat j.txt").stdout == "j\n"
+
+
+def test_long_output_is_truncated_head_and_tail(sandbox: Sandbox) -> None:
+    agent, model = make_agent(
+        [bash("python3 -c \"print('a' * 5000 + 'b' * 5000, end='')\""), "submit"],
+        sandbox,
+        observation_head_chars=100,
+        observation_tail_chars=50,
+    )
+    agent.run("task")
+    seen = model.calls[1][-1].content
+    assert "a" * 100 + "\n[... 9850 characters omitted ...]\n" + "b" * 50 in seen
+
+
+def test_truncate_output_edges() -> None:
+    assert truncate_output("short", 3, 2) == "short"
+    assert truncate_output("abcdefgh", 2, 0) == "ab\n[... 6 characters omitted ...]\n"
+
+
+def test_template_override(sandbox: Sandbox) -> None:
+    agent, model = make_agent(["submit"], sandbox, templates={"instance.j2": "DO THIS: {{ task }}"})
+    agent.run("the task")
+    assert model.calls[0][1].content == "DO THIS: the task"
