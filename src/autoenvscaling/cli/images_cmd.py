@@ -8,14 +8,18 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-app = typer.Typer(help="Offline base images (debootstrap -> docker import) and the catalog on top.", no_args_is_help=True)
+app = typer.Typer(
+    help="Offline base images (debootstrap -> docker import) and the catalog on top.", no_args_is_help=True
+)
 console = Console()
 
 
 @app.command()
 def bootstrap(
     force: Annotated[bool, typer.Option(help="Rebuild even when the inputs did not change.")] = False,
-    only: Annotated[list[str] | None, typer.Option(help="Build only these catalog images (and the base).")] = None,
+    only: Annotated[
+        list[str] | None, typer.Option(help="Build only these catalog images (and the base).")
+    ] = None,
 ) -> None:
     """Build the base image and the catalog images that are missing or stale (idempotent)."""
     from autoenvscaling.images.bootstrap import bootstrap as run_bootstrap
@@ -36,7 +40,9 @@ def list_images() -> None:
 
     missing = set(missing_images())
     table = Table("image", "present", "description")
-    table.add_row(BASE_IMAGE, "no" if BASE_IMAGE in missing else "yes", "Debian bookworm minbase + host CA bundle")
+    table.add_row(
+        BASE_IMAGE, "no" if BASE_IMAGE in missing else "yes", "Debian bookworm minbase + host CA bundle"
+    )
     for img in CATALOG:
         table.add_row(img.name, "no" if img.name in missing else "yes", img.description)
     console.print(table)

@@ -1,9 +1,193 @@
-"""`autoenv solve ...`"""
+"""`autoenv solve TASK_OR_DIR...`: scored, recorded attempts of an agent on tasks."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autoenvscaling.cli.common import (
+    AliasFileOpt,
+    BackendOpt,
+    ImageAliasOpt,
+    RunsRootOpt,
+    preflight_docker,
+    resolve_run_dir,
+)
+from autoenvscaling.errors import UserInputError
+
+if TYPE_CHECKING:
+    from autoenvscaling.verify.agents import TrialAgent
+
+console = Console()
+
+
+def _fmt(x: float | None, spec: str = ".2f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+@contextlib.contextmanager
+def _agent_factory(
+    agent: str,
+    model: str,
+    base_url: str | None,
+    concurrency: int,
+    loop_cfg: dict[str, object],
+    temperature: float | None,
+) -> Iterator[tuple[Callable[[], TrialAgent], dict[str, Any]]]:
+    from autoenvscaling.verify.agents import NopAgent, OracleAgent
+
+    if agent == "oracle":
+        yield OracleAgent, {"agent": "oracle"}
+        return
+    if agent == "nop":
+        yield NopAgent, {"agent": "nop"}
+        return
+    if agent != "llm":
+        raise UserInputError(f"--agent {agent!r}: expected llm, oracle or nop")
+    from autoenvscaling.agent.loop import AgentConfig
+    from autoenvscaling.llm.config import open_model, parse_model_arg
+    from autoenvscaling.roles.solver import SolverAgent
+
+    mcfg = parse_model_arg(model, base_url=base_url)
+    mcfg = mcfg.model_copy(
+        update={
+            "embedded_parallel": max(mcfg.embedded_parallel, concurrency),
+            "temperature": temperature if temperature is not None else mcfg.temperature,
+        }
+    )
+    acfg = AgentConfig.model_validate(loop_cfg)
+    with open_model(mcfg) as m:
+        resolved = {
+            "agent": "llm",
+            "model": mcfg.model_dump(mode="json", exclude_none=True),
+            "loop": acfg.model_dump(mode="json"),
+        }
+        yield (lambda: SolverAgent(m, acfg, provider=mcfg.provider)), resolved
+
+
+def solve(
+    paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs containing task dirs.")],
+    model: Annotated[
+        str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")
+    ] = "embedded",
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")
+    ] = None,
+    agent: Annotated[str, typer.Option(help="llm (the model in the agent loop), oracle or nop.")] = "llm",
+    attempts: Annotated[int, typer.Option("--attempts", "-k", min=1, help="Attempts per task.")] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-n", min=1, help="Attempts at once.")] = 1,
+    max_turns: Annotated[int, typer.Option(min=1, help="Model calls per attempt.")] = 30,
+    action_format: Annotated[str, typer.Option(help="bash_block | tool_calls | json.")] = "bash_block",
+    temperature: Annotated[
+        float | None, typer.Option(help="Sampling temperature (default: server's).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the latest (or --run-dir) solve run.")] = False,
+    run_dir: Annotated[Path | None, typer.Option(help="Run directory (default: runs/solve-<time>).")] = None,
+    runs_root: RunsRootOpt = Path("runs"),
+    image_alias: ImageAliasOpt = None,
+    alias_file: AliasFileOpt = None,
+    backend: BackendOpt = "docker",
+) -> None:
+    """Run an agent on tasks: fresh sandbox per attempt, agent phase, Harbor verifier; a summary table."""
+    from autoenvscaling.images.aliases import resolve_aliases
+    from autoenvscaling.roles.solve_run import AttemptRecord, SolveRun
+    from autoenvscaling.sandbox.registry import get_backend
+    from autoenvscaling.tasks.model import find_task_dirs
+
+    task_dirs = find_task_dirs(paths)
+    aliases = resolve_aliases(image_alias, alias_file)
+    preflight_docker(backend)
+    rdir = resolve_run_dir(runs_root, "solve", run_dir, resume)
+    loop_cfg: dict[str, object] = {"max_turns": max_turns, "action_format": action_format}
+    with _agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature) as (factory, resolved):
+        resolved.update(
+            {
+                "attempts": attempts,
+                "concurrency": concurrency,
+                "image_aliases": aliases,
+                "tasks": [str(t) for t in task_dirs],
+            }
+        )
+        run = SolveRun(
+            rdir,
+            get_backend(backend),
+            factory,
+            attempts=attempts,
+            concurrency=concurrency,
+            aliases=aliases,
+            resolved_config=resolved,
+        )
+        console.print(f"{agent} on {len(task_dirs)} task(s) x {attempts} attempt(s) -> [bold]{rdir}[/]")
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress:
+            bar = progress.add_task("attempts", total=len(task_dirs) * attempts)
+
+            def on_done(rec: AttemptRecord) -> None:
+                mark = "[red]error[/]" if rec.reward is None else f"reward {rec.reward:g}"
+                progress.console.print(
+                    f"  {rec.task_name} #{rec.attempt}: {mark}" + (f" ({rec.error})" if rec.error else "")
+                )
+                progress.advance(bar)
+
+            records, summaries = run.run(task_dirs, resume=resume, on_done=on_done)
+            progress.update(bar, completed=len(task_dirs) * attempts)
+
+    table = Table(
+        "task",
+        "attempts",
+        "errors",
+        "solved",
+        "pass@1",
+        "pass@k",
+        "turns",
+        "tokens",
+        "cost $",
+        "wall s",
+        title="solve",
+    )
+    for s in summaries:
+        table.add_row(
+            s.task_name,
+            str(s.attempts),
+            str(s.errors),
+            str(s.solved),
+            _fmt(s.pass_at_1),
+            _fmt(s.pass_at_k),
+            f"{s.mean_turns:.1f}",
+            str(s.tokens),
+            f"{s.cost_usd:.4f}",
+            f"{s.wall_sec:.0f}",
+        )
+    scored = [r for r in records if r.reward is not None]
+    solved = sum(r.solved for r in scored)
+    table.add_section()
+    table.add_row(
+        "all",
+        str(len(records)),
+        str(len(records) - len(scored)),
+        str(solved),
+        _fmt(solved / len(scored) if scored else None),
+        "",
+        "",
+        str(sum(r.input_tokens + r.output_tokens for r in records)),
+        f"{sum(r.cost_usd for r in records):.4f}",
+        f"{sum(r.wall_sec for r in records):.0f}",
+    )
+    console.print(table)
+    console.print(f"results: {rdir}/results.jsonl  summary: {rdir}/summary.json  trials: {rdir}/trials/")
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("solve")(solve)

@@ -1,9 +1,131 @@
-"""`autoenv validate ...`"""
+"""`autoenv validate PATH...`: is each task a valid environment?"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autoenvscaling.cli.common import (
+    AliasFileOpt,
+    BackendOpt,
+    ImageAliasOpt,
+    RunsRootOpt,
+    preflight_docker,
+    resolve_run_dir,
+)
+
+console = Console()
+_VERDICT_STYLE = {"valid": "green", "invalid": "red", "error": "magenta", "timeout": "yellow"}
+
+
+def _rewards(values: list[float | None]) -> str:
+    return " ".join("-" if x is None else f"{x:g}" for x in values)
+
+
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs containing task dirs.")],
+    repeats: Annotated[
+        int, typer.Option("--repeats", "-k", min=1, help="Oracle runs; all must score 1.")
+    ] = 3,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-n", min=1, help="Tasks validated at once.")
+    ] = 1,
+    resume: Annotated[
+        bool, typer.Option(help="Continue the latest (or --run-dir) run; skip finished tasks.")
+    ] = False,
+    run_dir: Annotated[
+        Path | None, typer.Option(help="Run directory (default: runs/validate-<time>).")
+    ] = None,
+    runs_root: RunsRootOpt = Path("runs"),
+    image_alias: ImageAliasOpt = None,
+    alias_file: AliasFileOpt = None,
+    backend: BackendOpt = "docker",
+    nop: Annotated[bool, typer.Option(help="Run the do-nothing agent (must score 0).")] = True,
+    force_build: Annotated[bool, typer.Option(help="Rebuild task images without the layer cache.")] = False,
+    strict: Annotated[bool, typer.Option(help="Exit 1 when any task is not valid.")] = False,
+) -> None:
+    """Lint, build, check leakage, run the oracle K times and the nop agent; a verdict per task."""
+    from autoenvscaling.images.aliases import resolve_aliases
+    from autoenvscaling.sandbox.registry import get_backend
+    from autoenvscaling.tasks.model import find_task_dirs
+    from autoenvscaling.validate.report import describe_check
+    from autoenvscaling.validate.run import ValidationRun
+    from autoenvscaling.validate.validator import ValidationConfig
+
+    task_dirs = find_task_dirs(paths)
+    aliases = resolve_aliases(image_alias, alias_file)
+    preflight_docker(backend)
+    rdir = resolve_run_dir(runs_root, "validate", run_dir, resume)
+    run = ValidationRun(
+        rdir,
+        get_backend(backend),
+        ValidationConfig(repeats=repeats, run_nop=nop),
+        aliases=aliases,
+        concurrency=concurrency,
+        force_build=force_build,
+    )
+    console.print(f"validating {len(task_dirs)} task(s) -> [bold]{rdir}[/]")
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+    with progress:
+        bar = progress.add_task("tasks", total=len(task_dirs))
+        lines: dict[str, TaskID] = {}
+
+        def on_status(name: str, phase: str) -> None:
+            if name not in lines:
+                lines[name] = progress.add_task(f"  {name}", total=None)
+            progress.update(lines[name], description=f"  {name}: {phase}")
+
+        def on_done(report: object) -> None:
+            from autoenvscaling.validate.report import ValidationReport
+
+            assert isinstance(report, ValidationReport)
+            if report.task_name in lines:
+                progress.remove_task(lines.pop(report.task_name))
+            style = _VERDICT_STYLE[report.verdict.value]
+            progress.console.print(
+                f"  [{style}]{report.verdict.value:8}[/] {report.task_name}"
+                + (f"  ({', '.join(report.failed_checks)})" if report.failed_checks else "")
+            )
+            progress.advance(bar)
+
+        before = len(task_dirs)
+        reports, summary = run.run(task_dirs, resume=resume, on_status=on_status, on_done=on_done)
+        progress.update(bar, completed=before)
+
+    table = Table("task", "verdict", "failed checks / error", "oracle", "nop", "seconds", title="validation")
+    for r in reports:
+        oracle = [t.reward for t in r.trials if t.agent == "oracle"]
+        nop_r = [t.reward for t in r.trials if t.agent == "nop"]
+        detail = r.error or "\n".join(f"{c}: {describe_check(c)}" for c in r.failed_checks)
+        style = _VERDICT_STYLE[r.verdict.value]
+        table.add_row(
+            r.task_name,
+            f"[{style}]{r.verdict.value}[/]",
+            detail,
+            _rewards(oracle),
+            _rewards(nop_r),
+            f"{r.timings.get('total', 0):.1f}",
+        )
+    console.print(table)
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.by_verdict.items()))
+    console.print(
+        f"{summary.total} task(s): {counts}.  results: {rdir}/results.jsonl  summary: {rdir}/summary.json"
+    )
+    if summary.by_verdict.get("error") or (strict and summary.by_verdict.get("valid", 0) != summary.total):
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("validate")(validate)

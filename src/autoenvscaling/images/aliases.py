@@ -22,7 +22,9 @@ _FROM_RE = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE)
 def parse_alias(text: str) -> tuple[str, str]:
     src, sep, dst = text.partition("=")
     if not sep or not src.strip() or not dst.strip():
-        raise UserInputError(f"--image-alias {text!r}: expected FROM=TO, e.g. ubuntu:24.04=autoenv/terminal:latest")
+        raise UserInputError(
+            f"--image-alias {text!r}: expected FROM=TO, e.g. ubuntu:24.04=autoenv/terminal:latest"
+        )
     return src.strip(), dst.strip()
 
 
@@ -33,7 +35,7 @@ def load_alias_file(path: Path) -> dict[str, str]:
         raise UserInputError(f"{path}: cannot read image aliases: {e}") from None
     table = data.get("aliases", data)
     if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
-        raise UserInputError(f"{path}: expected an [aliases] table of \"FROM\" = \"TO\" strings")
+        raise UserInputError(f'{path}: expected an [aliases] table of "FROM" = "TO" strings')
     return {str(k): str(v) for k, v in table.items()}
 
 

@@ -1,0 +1,48 @@
+"""Options and helpers shared by command groups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from autoenvscaling.errors import UserInputError
+
+ImageAliasOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--image-alias", help="FROM=TO: build tasks whose base image is FROM on the local image TO."
+    ),
+]
+AliasFileOpt = Annotated[
+    list[Path] | None, typer.Option("--alias-file", help="TOML file with an [aliases] table of FROM = TO.")
+]
+BackendOpt = Annotated[str, typer.Option(help="Sandbox backend: docker, fake, or pkg.module:Class.")]
+RunsRootOpt = Annotated[Path, typer.Option(help="Where run directories are created.")]
+
+
+def preflight_docker(backend_name: str) -> None:
+    """Fail early with one clear line when the engine or the base images are missing."""
+    if backend_name != "docker":
+        return
+    from autoenvscaling.images.bootstrap import missing_images
+
+    missing = missing_images()
+    if missing:
+        raise UserInputError(f"base images missing: {', '.join(missing)}; run `autoenv images bootstrap`")
+
+
+def resolve_run_dir(runs_root: Path, prefix: str, run_dir: Path | None, resume: bool) -> Path:
+    from autoenvscaling.verify.runlog import latest_run_dir, new_run_id
+
+    if run_dir is not None:
+        if resume and not run_dir.is_dir():
+            raise UserInputError(f"--resume: {run_dir} does not exist")
+        return run_dir
+    if resume:
+        latest = latest_run_dir(runs_root, prefix)
+        if latest is None:
+            raise UserInputError(f"--resume: no earlier {prefix} run under {runs_root}/")
+        return latest
+    return runs_root / new_run_id(prefix)

@@ -1,0 +1,195 @@
+"""A solve run: N attempts per task, each a fresh trial; results.jsonl, resume, and a per-task summary.
+
+Run dir::
+
+    runs/solve-<time>/
+      config.resolved.toml
+      results.jsonl                  one AttemptRecord per finished attempt
+      summary.json                   per-task pass@1 / pass@k, tokens, cost, wall
+      trials/<task>__<n>/            result.json, agent/trajectory.json, verifier/
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel
+
+from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.tasks import load_task
+from autoenvscaling.verify.agents import TrialAgent
+from autoenvscaling.verify.environment import EnvironmentBuilder
+from autoenvscaling.verify.results import TrialResult
+from autoenvscaling.verify.runlog import ResultsLog
+from autoenvscaling.verify.trial import TrialRunner, write_json_atomic
+
+_SOLVED = 1.0 - 1e-9
+
+
+class AttemptRecord(BaseModel):
+    task_name: str
+    task_path: str
+    attempt: int
+    trial_dir: str
+    reward: float | None
+    error: str | None = None
+    exit_reason: str | None = None
+    turns: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    wall_sec: float = 0.0
+
+    @property
+    def solved(self) -> bool:
+        return self.reward is not None and self.reward >= _SOLVED
+
+    @classmethod
+    def from_trial(cls, task_path: Path, attempt: int, trial_dir: Path, res: TrialResult) -> AttemptRecord:
+        ctx = res.agent_result
+        meta: dict[str, Any] = ctx.metadata if ctx else {}
+        err = res.exception_info
+        wall = (
+            (res.finished_at - res.started_at).total_seconds() if res.finished_at and res.started_at else 0.0
+        )
+        return cls(
+            task_name=res.task_name,
+            task_path=str(task_path),
+            attempt=attempt,
+            trial_dir=str(trial_dir),
+            reward=res.reward,
+            error=f"{err.exception_type}: {err.exception_message}" if err and res.reward is None else None,
+            exit_reason=str(meta["exit_reason"]) if "exit_reason" in meta else None,
+            turns=int(meta.get("turns", 0)),
+            input_tokens=(ctx.n_input_tokens or 0) if ctx else 0,
+            cached_tokens=(ctx.n_cache_tokens or 0) if ctx else 0,
+            output_tokens=(ctx.n_output_tokens or 0) if ctx else 0,
+            cost_usd=(ctx.cost_usd or 0.0) if ctx else 0.0,
+            wall_sec=wall,
+        )
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n scored attempts with c successes (Chen et al., 2021)."""
+    if n == 0 or k > n:
+        return float("nan")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+class TaskSummary(BaseModel):
+    task_name: str
+    attempts: int
+    errors: int
+    solved: int
+    mean_reward: float | None
+    pass_at_1: float | None
+    pass_at_k: float | None
+    k: int
+    mean_turns: float
+    tokens: int
+    cost_usd: float
+    wall_sec: float
+
+
+def summarize_task(name: str, records: list[AttemptRecord]) -> TaskSummary:
+    scored = [r for r in records if r.reward is not None]
+    solved = sum(r.solved for r in scored)
+    n = len(scored)
+    return TaskSummary(
+        task_name=name,
+        attempts=len(records),
+        errors=len(records) - n,
+        solved=solved,
+        mean_reward=statistics.fmean(r.reward for r in scored if r.reward is not None) if scored else None,
+        pass_at_1=pass_at_k(n, solved, 1) if n else None,
+        pass_at_k=pass_at_k(n, solved, n) if n else None,
+        k=n,
+        mean_turns=statistics.fmean(r.turns for r in records) if records else 0.0,
+        tokens=sum(r.input_tokens + r.output_tokens for r in records),
+        cost_usd=sum(r.cost_usd for r in records),
+        wall_sec=sum(r.wall_sec for r in records),
+    )
+
+
+class SolveRun:
+    def __init__(
+        self,
+        run_dir: Path,
+        backend: SandboxBackend,
+        agent_factory: Callable[[], TrialAgent],
+        *,
+        attempts: int = 1,
+        concurrency: int = 1,
+        aliases: dict[str, str] | None = None,
+        resolved_config: dict[str, Any] | None = None,
+    ) -> None:
+        self.run_dir = run_dir
+        self.backend = backend
+        self.agent_factory = agent_factory
+        self.attempts = attempts
+        self.concurrency = max(1, concurrency)
+        self.builder = EnvironmentBuilder(backend, aliases=aliases)
+        self.runner = TrialRunner(backend, self.builder, run_id=run_dir.name)
+        self.log = ResultsLog(run_dir / "results.jsonl", AttemptRecord)
+        self.resolved_config = resolved_config or {}
+
+    def run(
+        self,
+        task_dirs: list[Path],
+        *,
+        resume: bool = False,
+        on_done: Callable[[AttemptRecord], None] = lambda _r: None,
+    ) -> tuple[list[AttemptRecord], list[TaskSummary]]:
+        trials = self.run_dir / "trials"
+        trials.mkdir(parents=True, exist_ok=True)
+        done = self.log.load() if resume else []
+        if not resume:
+            self.log.reset()
+        else:
+            self.backend.cleanup(self.run_dir.name)
+        (self.run_dir / "config.resolved.toml").write_text(
+            tomli_w.dumps(self.resolved_config), encoding="utf-8"
+        )
+        tasks = {t: load_task(t) for t in task_dirs}
+        finished = {(r.task_path, r.attempt) for r in done}
+        jobs = [(t, i) for t in task_dirs for i in range(1, self.attempts + 1) if (str(t), i) not in finished]
+        records = list(done)
+
+        def attempt(task_dir: Path, i: int) -> AttemptRecord:
+            trial_dir = trials / f"{tasks[task_dir].name}__{i}"
+            shutil.rmtree(trial_dir, ignore_errors=True)  # a crashed attempt is redone from scratch
+            res = self.runner.run(tasks[task_dir], self.agent_factory(), trial_dir)
+            return AttemptRecord.from_trial(task_dir, i, trial_dir, res)
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="solve") as pool:
+            futures = [pool.submit(attempt, t, i) for t, i in jobs]
+            for fut in as_completed(futures):
+                rec = fut.result()
+                self.log.append(rec)
+                records.append(rec)
+                on_done(rec)
+        order = {str(t): n for n, t in enumerate(task_dirs)}
+        records.sort(key=lambda r: (order.get(r.task_path, 0), r.attempt))
+        summaries = [
+            summarize_task(tasks[t].name, [r for r in records if r.task_path == str(t)]) for t in task_dirs
+        ]
+        summary = {
+            "run_dir": str(self.run_dir),
+            "wall_sec": time.perf_counter() - started,
+            "tasks": [s.model_dump() for s in summaries],
+        }
+        write_json_atomic(self.run_dir / "summary.json", json.dumps(summary, indent=2))
+        return records, summaries

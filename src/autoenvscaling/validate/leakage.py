@@ -1,0 +1,87 @@
+"""Leakage checks on a built image, before any agent runs: no solution, no tests, no pre-written reward.
+
+Files are compared by content (SHA-256), so a solution copied under another name is still found. Package
+trees (/usr/lib, /usr/share, dpkg state...) are skipped: they come from the distribution, not the task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from pathlib import Path
+
+from autoenvscaling.sandbox.base import Sandbox
+from autoenvscaling.tasks import Task
+from autoenvscaling.tasks.model import iter_task_files
+from autoenvscaling.tasks.paths import CONTAINER_REWARD_JSON, CONTAINER_REWARD_TXT
+from autoenvscaling.validate.report import LEAK_REWARD, LEAK_SOLUTION, LEAK_TESTS, CheckResult
+
+_PRUNE = (
+    "/proc",
+    "/sys",
+    "/dev",
+    "/usr/lib",
+    "/usr/share",
+    "/usr/include",
+    "/usr/libexec",
+    "/var/lib/dpkg",
+    "/var/lib/apt",
+    "/var/cache",
+    "/var/log",
+    "/etc/ssl",
+    "/etc/alternatives",
+)
+_CODE_SUFFIXES = (".sh", ".py", ".js", ".ts", ".rb", ".pl")
+_MIN_SIZE = 24  # bytes; tiny files (a lone "1") match too much to mean anything
+_MAX_SIZE_K = 2048
+
+
+def _hashes(files: list[Path]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for f in files:
+        data = f.read_bytes()
+        if len(data) >= _MIN_SIZE:
+            out[hashlib.sha256(data).hexdigest()] = f.name
+    return out
+
+
+def _scan_command() -> str:
+    prune = " -o ".join(f"-path {shlex.quote(p)}" for p in _PRUNE)
+    return (
+        f"find / -xdev \\( {prune} \\) -prune -o -type f -size +{_MIN_SIZE - 1}c -size -{_MAX_SIZE_K}k -print0"
+        " 2>/dev/null | xargs -0 -r sha256sum 2>/dev/null"
+    )
+
+
+def check_leakage(task: Task, sandbox: Sandbox) -> list[CheckResult]:
+    """Run in a fresh container of the task's image (nothing uploaded yet)."""
+    solution = _hashes(iter_task_files(task.paths.solution_dir)) if task.paths.solution_dir.is_dir() else {}
+    tests = _hashes(iter_task_files(task.paths.tests_dir)) if task.paths.tests_dir.is_dir() else {}
+    # A data fixture the tests share with the build context (an input file) is meant to be in the image;
+    # test code (scripts, .py) never is.
+    env_dir = task.paths.environment_dir
+    intended = set(_hashes(iter_task_files(env_dir))) if env_dir.is_dir() else set()
+    tests = {h: n for h, n in tests.items() if h not in intended or n.endswith(_CODE_SUFFIXES)}
+    scan = sandbox.exec(_scan_command(), timeout=120, output_limit=64_000_000)
+    found_solution: list[str] = []
+    found_tests: list[str] = []
+    for line in scan.stdout.splitlines():
+        digest, _, path = line.partition("  ")
+        if digest in solution:
+            found_solution.append(f"{path} (= solution/{solution[digest]})")
+        if digest in tests:
+            found_tests.append(f"{path} (= tests/{tests[digest]})")
+    dirs = sandbox.exec(
+        "for d in /solution /tests; do [ -e $d ] && echo $d; done; true", timeout=30
+    ).stdout.split()
+    found_solution += [f"{d} exists" for d in dirs if d == "/solution"]
+    found_tests += [f"{d} exists" for d in dirs if d == "/tests"]
+    reward = sandbox.exec(
+        f"for f in {CONTAINER_REWARD_TXT} {CONTAINER_REWARD_JSON}; do [ -e $f ] && echo $f; done; true",
+        timeout=30,
+    ).stdout.split()
+    return [
+        CheckResult(id=LEAK_SOLUTION, passed=not found_solution, detail="; ".join(found_solution[:5])),
+        CheckResult(id=LEAK_TESTS, passed=not found_tests, detail="; ".join(found_tests[:5])),
+        CheckResult(id=LEAK_REWARD, passed=not reward, detail="; ".join(reward)),
+    ]

@@ -1,0 +1,195 @@
+"""Validate one task: lint, build, leakage, oracle x K in fresh containers, nop; then a verdict."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from autoenvscaling.errors import UserInputError
+from autoenvscaling.images.catalog import catalog_names
+from autoenvscaling.sandbox.base import BuildError, SandboxBackend
+from autoenvscaling.tasks import Task, TaskFormatError, load_task
+from autoenvscaling.tasks.lint import lint_task
+from autoenvscaling.validate import report as R
+from autoenvscaling.validate.leakage import check_leakage
+from autoenvscaling.verify.agents import NopAgent, OracleAgent, TrialAgent
+from autoenvscaling.verify.environment import EnvironmentBuilder
+from autoenvscaling.verify.errors import VerifierError
+from autoenvscaling.verify.results import TrialResult, utcnow
+from autoenvscaling.verify.trial import TrialRunner
+
+Status = Callable[[str], None]
+_REWARD_EPS = 1e-9
+_BLOCKING_RULES = frozenset(
+    {
+        "task-toml-invalid",
+        "missing-instruction",
+        "missing-dockerfile",
+        "missing-test-script",
+        "missing-solution",
+    }
+)
+
+
+class ValidationConfig(BaseModel):
+    repeats: int = Field(default=3, ge=1, description="oracle runs in fresh containers; all must score 1")
+    run_nop: bool = Field(default=True, description="run the do-nothing agent; it must score 0")
+    check_leakage: bool = True
+    stop_on_build_failure: bool = True
+
+
+def _verifier_check(result: TrialResult) -> str | None:
+    """The check id of a verifier failure recorded on a trial (the task's fault), else None."""
+    info = result.exception_info
+    if info is None or result.verifier_result is not None:
+        return None
+    for cls in VerifierError.__subclasses__():
+        if info.exception_type == cls.__name__:
+            return cls.check_id
+    return None
+
+
+class TaskValidator:
+    """Validates tasks with one backend/builder; safe to call from several threads."""
+
+    def __init__(
+        self,
+        backend: SandboxBackend,
+        builder: EnvironmentBuilder,
+        config: ValidationConfig,
+        trials_dir: Path,
+        run_id: str | None = None,
+    ) -> None:
+        self.backend = backend
+        self.builder = builder
+        self.config = config
+        self.trials_dir = trials_dir
+        self.runner = TrialRunner(backend, builder, run_id=run_id)
+
+    def validate(self, task_dir: Path, status: Status = lambda _: None) -> R.ValidationReport:
+        started = utcnow()
+        t0 = time.perf_counter()
+        rep = R.ValidationReport(task_name=task_dir.name, task_path=str(task_dir), verdict=R.Verdict.VALID)
+        rep.started_at = started
+        try:
+            self._pipeline(task_dir, rep, status)
+        except UserInputError as e:  # unsupported or unreadable task: said clearly, as an error
+            rep.verdict, rep.error = R.Verdict.ERROR, str(e)
+        except Exception as e:  # infrastructure
+            rep.verdict, rep.error = R.Verdict.ERROR, f"{type(e).__name__}: {e}"
+        rep.timings["total"] = time.perf_counter() - t0
+        rep.finished_at = utcnow()
+        if rep.verdict != R.Verdict.ERROR:
+            rep.verdict = self._verdict(rep)
+        return rep
+
+    @staticmethod
+    def _verdict(rep: R.ValidationReport) -> R.Verdict:
+        rep.failed_checks = sorted({c.id for c in rep.checks if not c.passed})
+        if not rep.failed_checks:
+            return R.Verdict.VALID
+        if all(c in R.TIMEOUT_CHECKS for c in rep.failed_checks):
+            return R.Verdict.TIMEOUT
+        return R.Verdict.INVALID
+
+    def _pipeline(self, task_dir: Path, rep: R.ValidationReport, status: Status) -> None:
+        t = time.perf_counter()
+        status("lint")
+        findings = lint_task(task_dir, known_images=catalog_names())
+        rep.lint = [R.LintSummary(rule=f.rule, severity=f.severity, message=f.message) for f in findings]
+        rep.checks += [
+            R.CheckResult(id=f"lint:{f.rule}", passed=False, detail=f.message)
+            for f in findings
+            if f.severity == "error"
+        ]
+        rep.timings["lint"] = time.perf_counter() - t
+        if any(f.rule in _BLOCKING_RULES for f in findings):
+            return  # nothing to build or run
+        try:
+            task = load_task(task_dir)
+        except TaskFormatError:
+            return  # lint already reported task-toml-invalid / missing files
+        rep.task_name, rep.content_hash = task.name, task.content_hash()
+
+        t = time.perf_counter()
+        status("build")
+        try:
+            rep.image = self.builder.image_for(task)
+        except BuildError as e:
+            cid = R.BUILD_TIMEOUT if e.timed_out else R.BUILD
+            rep.checks.append(R.CheckResult(id=cid, passed=False, detail=f"{e}\n{e.log_tail}"[-2000:]))
+            return
+        finally:
+            rep.timings["build"] = time.perf_counter() - t
+
+        if self.config.check_leakage:
+            t = time.perf_counter()
+            status("leakage")
+            spec = self.builder.spec_for(
+                task, rep.image, name_hint=f"{task.name}__leakage", run_id=self.runner.run_id, network=False
+            )
+            with self.backend.create(spec) as sandbox:
+                sandbox.start()
+                rep.checks += check_leakage(task, sandbox)
+            rep.timings["leakage"] = time.perf_counter() - t
+
+        self._oracle_runs(task, rep, status)
+        if self.config.run_nop:
+            t = time.perf_counter()
+            status("nop")
+            res = self._trial(task, NopAgent(), "nop", rep)
+            reward = res.reward
+            if reward is not None:
+                rep.checks.append(
+                    R.CheckResult(id=R.NOP, passed=reward <= _REWARD_EPS, detail=f"reward {reward:g}")
+                )
+            rep.timings["nop"] = time.perf_counter() - t
+
+    def _oracle_runs(self, task: Task, rep: R.ValidationReport, status: Status) -> None:
+        t = time.perf_counter()
+        rewards: list[float] = []
+        timed_out = False
+        for i in range(1, self.config.repeats + 1):
+            status(f"oracle {i}/{self.config.repeats}")
+            res = self._trial(task, OracleAgent(), f"oracle-{i}", rep)
+            if res.exception_info and res.exception_info.exception_type == "AgentTimeoutError":
+                timed_out = True
+            rewards.append(res.reward if res.reward is not None else 0.0)
+        passes = sum(r >= 1.0 - _REWARD_EPS for r in rewards)
+        detail = f"{passes}/{len(rewards)} runs scored 1 (rewards: {', '.join(f'{r:g}' for r in rewards)})"
+        if timed_out:
+            rep.checks.append(R.CheckResult(id=R.ORACLE_TIMEOUT, passed=False, detail=detail))
+        elif passes == len(rewards):
+            rep.checks.append(R.CheckResult(id=R.ORACLE, passed=True, detail=detail))
+        elif passes == 0:
+            rep.checks.append(R.CheckResult(id=R.ORACLE, passed=False, detail=detail))
+        else:
+            rep.checks.append(R.CheckResult(id=R.ORACLE_FLAKY, passed=False, detail=detail))
+        rep.timings["oracle"] = time.perf_counter() - t
+
+    def _trial(self, task: Task, agent: TrialAgent, label: str, rep: R.ValidationReport) -> TrialResult:
+        res = self.runner.run(task, agent, self.trials_dir / f"{task.name}__{label}")
+        err = res.exception_info
+        rep.trials.append(
+            R.TrialSummary(
+                trial_name=res.trial_name,
+                agent=agent.info.name,
+                reward=res.reward,
+                error=f"{err.exception_type}: {err.exception_message}" if err else None,
+                phases=res.phase_seconds(),
+                commands=res.command_seconds,
+            )
+        )
+        check = _verifier_check(res)
+        if check is not None:
+            assert err is not None
+            rep.checks.append(
+                R.CheckResult(id=check, passed=False, detail=f"{label}: {err.exception_message}")
+            )
+        elif err is not None and res.verifier_result is None:
+            # Not the task's fault as far as we can tell: the infrastructure failed.
+            raise RuntimeError(f"{label} trial failed: {err.exception_type}: {err.exception_message}")
+        return res

@@ -1,0 +1,123 @@
+"""From a task to a running sandbox: build (or reuse) the task's image and describe its container."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+from autoenvscaling.errors import UserInputError
+from autoenvscaling.images.aliases import alias_image, rewrite_dockerfile
+from autoenvscaling.sandbox.base import LABEL, BuildSpec, SandboxBackend, SandboxError, SandboxSpec
+from autoenvscaling.tasks import Task
+from autoenvscaling.tasks.model import iter_task_files
+
+TASK_IMAGE_REPO = "autoenv-task"
+DEFAULT_PIDS_LIMIT = 1024
+
+
+class UnsupportedTaskError(UserInputError):
+    """The task uses a feature this runner refuses (said clearly instead of half-running it)."""
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9_.-]+", "-", text.lower()).strip("-.")[:60] or "task"
+
+
+def environment_hash(env_dir: Path, extra: str = "") -> str:
+    h = hashlib.sha256(extra.encode())
+    for path in iter_task_files(env_dir):
+        h.update(path.relative_to(env_dir).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def check_supported(task: Task) -> None:
+    if task.config.is_multi_step:
+        raise UnsupportedTaskError(
+            f"{task.paths.config}: multi-step tasks ([[steps]]) are parsed but running them is not supported yet"
+        )
+    if task.paths.compose_file.exists() and not task.paths.dockerfile.exists():
+        raise UnsupportedTaskError(
+            f"{task.paths.compose_file}: multi-container tasks (docker-compose) are not supported; "
+            "add environment/Dockerfile for the main service"
+        )
+
+
+class EnvironmentBuilder:
+    """Builds task images once per content hash (thread-safe: concurrent trials of a task share one build)."""
+
+    def __init__(
+        self, backend: SandboxBackend, aliases: dict[str, str] | None = None, force_build: bool = False
+    ) -> None:
+        self.backend = backend
+        self.aliases = dict(aliases or {})
+        self.force_build = force_build
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self._built: set[str] = set()
+
+    def _lock(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def image_for(self, task: Task) -> str:
+        check_supported(task)
+        prebuilt = task.config.environment.docker_image
+        has_dockerfile = task.paths.dockerfile.is_file()
+        if prebuilt and (not has_dockerfile or not self.force_build):
+            image = alias_image(prebuilt, self.aliases)
+            if self.backend.image_exists(image) or not has_dockerfile:
+                if not self.backend.image_exists(image):
+                    raise SandboxError(
+                        f"{task.paths.config}: image {image!r} is not available here; "
+                        f"use --image-alias {prebuilt}=<local image>"
+                    )
+                return image
+        if not has_dockerfile:
+            raise UserInputError(f"{task.paths.dockerfile}: missing (and no [environment].docker_image)")
+        return self._build(task)
+
+    def _build(self, task: Task) -> str:
+        text = task.paths.dockerfile.read_text(encoding="utf-8", errors="replace")
+        rewritten, applied = rewrite_dockerfile(text, self.aliases)
+        digest = environment_hash(task.paths.environment_dir, extra=repr(applied))
+        tag = f"{TASK_IMAGE_REPO}/{_slug(task.name)}:{digest}"
+        with self._lock(tag):
+            if tag in self._built or (not self.force_build and self.backend.image_exists(tag)):
+                self._built.add(tag)
+                return tag
+            with tempfile.TemporaryDirectory(prefix="autoenv-build-") as tmp:
+                context = Path(tmp) / "context"
+                shutil.copytree(task.paths.environment_dir, context, symlinks=True)
+                (context / "Dockerfile").write_text(rewritten, encoding="utf-8")
+                spec = BuildSpec(
+                    context_dir=context,
+                    tag=tag,
+                    timeout_sec=task.config.environment.build_timeout_sec,
+                    labels={LABEL: "1", "autoenvscaling.task": task.display_name},
+                    no_cache=self.force_build,
+                )
+                self.backend.build(spec)
+            self._built.add(tag)
+            return tag
+
+    @staticmethod
+    def spec_for(
+        task: Task, image: str, *, name_hint: str, run_id: str | None = None, network: bool | None = None
+    ) -> SandboxSpec:
+        env_cfg = task.config.environment
+        return SandboxSpec(
+            image=image,
+            name_hint=name_hint,
+            workdir=env_cfg.workdir,
+            env=dict(env_cfg.env),
+            cpus=env_cfg.cpus,
+            memory_mb=env_cfg.memory_mb,
+            pids_limit=DEFAULT_PIDS_LIMIT,
+            network=task.config.network_enabled if network is None else network,
+            run_id=run_id,
+            labels={"autoenvscaling.task": task.display_name},
+        )

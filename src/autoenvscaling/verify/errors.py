@@ -1,0 +1,27 @@
+"""Verifier errors: the grading could not produce a reward. These are errors, never a reward of 0."""
+
+from __future__ import annotations
+
+from autoenvscaling.errors import AutoEnvError
+
+
+class VerifierError(AutoEnvError):
+    """No usable reward. ``check_id`` names the cause in validator terms."""
+
+    check_id = "verifier-error"
+
+
+class RewardMissingError(VerifierError):
+    check_id = "reward-missing"
+
+
+class RewardInvalidError(VerifierError):
+    check_id = "reward-invalid"
+
+
+class VerifierTimeoutError(VerifierError):
+    check_id = "verifier-timeout"
+
+
+class AgentTimeoutError(AutoEnvError):
+    """The agent phase ran past ``[agent].timeout_sec``. The verifier still runs (Harbor semantics)."""

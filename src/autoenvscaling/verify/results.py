@@ -1,0 +1,118 @@
+"""Trial results in Harbor's ``result.json`` shape (field names line up with Harbor's TrialResult)."""
+
+from __future__ import annotations
+
+import traceback
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class TimingInfo(BaseModel):
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+class ExceptionInfo(BaseModel):
+    exception_type: str
+    exception_message: str
+    exception_traceback: str = ""
+    occurred_at: datetime = Field(default_factory=utcnow)
+
+    @classmethod
+    def from_exception(cls, e: BaseException) -> ExceptionInfo:
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        return cls(exception_type=type(e).__name__, exception_message=str(e), exception_traceback=tb)
+
+
+class ModelInfo(BaseModel):
+    name: str
+    provider: str
+
+
+class AgentInfo(BaseModel):
+    name: str
+    version: str = "1"
+    model_info: ModelInfo | None = None
+
+
+class AgentContext(BaseModel):
+    """What the agent phase reports: token/cost totals and free-form metadata (turns, exit reason...)."""
+
+    n_input_tokens: int | None = None
+    n_cache_tokens: int | None = None
+    n_output_tokens: int | None = None
+    cost_usd: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class VerifierResult(BaseModel):
+    rewards: dict[str, float] | None = None
+
+    @property
+    def reward(self) -> float | None:
+        """The headline reward: ``reward`` key if present, else the only value, else the mean."""
+        if not self.rewards:
+            return None
+        if "reward" in self.rewards:
+            return self.rewards["reward"]
+        values = list(self.rewards.values())
+        return values[0] if len(values) == 1 else sum(values) / len(values)
+
+
+class TaskId(BaseModel):
+    path: str
+
+
+class TrialResult(BaseModel):
+    id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    task_name: str
+    trial_name: str
+    trial_uri: str
+    task_id: TaskId
+    task_checksum: str
+    agent_info: AgentInfo
+    agent_result: AgentContext | None = None
+    verifier_result: VerifierResult | None = None
+    exception_info: ExceptionInfo | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    environment_setup: TimingInfo | None = None
+    agent_setup: TimingInfo | None = None
+    agent_execution: TimingInfo | None = None
+    verifier: TimingInfo | None = None
+    # Not in Harbor's model: container teardown, which we measure separately.
+    teardown: TimingInfo | None = None
+    # Seconds the task's own commands ran ("agent": solve.sh or the agent's commands, "tests": test.sh);
+    # phase time minus these is the harness's overhead.
+    command_seconds: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def reward(self) -> float | None:
+        return self.verifier_result.reward if self.verifier_result else None
+
+    @property
+    def is_error(self) -> bool:
+        return self.exception_info is not None and self.verifier_result is None
+
+    def phase_seconds(self) -> dict[str, float]:
+        phases = {
+            "environment_setup": self.environment_setup,
+            "agent_setup": self.agent_setup,
+            "agent_execution": self.agent_execution,
+            "verifier": self.verifier,
+            "teardown": self.teardown,
+        }
+        return {k: s for k, v in phases.items() if v is not None and (s := v.seconds) is not None}

@@ -1,0 +1,63 @@
+"""Crash-safe run bookkeeping shared by every job that writes a run directory."""
+
+from __future__ import annotations
+
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def new_run_id(prefix: str) -> str:
+    return f"{prefix}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+def latest_run_dir(runs_root: Path, prefix: str) -> Path | None:
+    candidates = sorted(
+        (p for p in runs_root.glob(f"{prefix}-*") if p.is_dir()), key=lambda p: p.stat().st_mtime
+    )
+    return candidates[-1] if candidates else None
+
+
+class ResultsLog(Generic[T]):
+    """Append-only JSONL of records; each line is flushed and fsynced before the call returns."""
+
+    def __init__(self, path: Path, model: type[T]) -> None:
+        self.path = path
+        self.model = model
+        self._lock = threading.Lock()
+
+    def load(self) -> list[T]:
+        """Records already written; a torn trailing line (crash mid-write) is cut off."""
+        if not self.path.exists():
+            return []
+        raw = self.path.read_bytes()
+        records: list[T] = []
+        good = 0
+        for line in raw.splitlines(keepends=True):
+            if not line.endswith(b"\n"):
+                break
+            try:
+                records.append(self.model.model_validate_json(line))
+            except ValidationError:
+                break
+            good += len(line)
+        if good != len(raw):
+            with self.path.open("r+b") as f:
+                f.truncate(good)
+        return records
+
+    def append(self, record: T) -> None:
+        line = record.model_dump_json() + "\n"
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def reset(self) -> None:
+        self.path.unlink(missing_ok=True)
