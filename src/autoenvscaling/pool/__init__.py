@@ -1,1 +1,29 @@
-"""pool."""
+"""The environment pool: SQLite catalog over Harbor task dirs, near-duplicate detection, dataset export."""
+
+from autoenvscaling.pool.catalog import Pool
+from autoenvscaling.pool.dedup import DedupConfig
+from autoenvscaling.pool.errors import OptionalDependencyError, PoolError, UnknownEnvError
+from autoenvscaling.pool.models import (
+    AddResult,
+    Calibration,
+    CalibrationBand,
+    DatasetManifest,
+    EnvStatus,
+    Lineage,
+    PoolEntry,
+)
+
+__all__ = [
+    "AddResult",
+    "Calibration",
+    "CalibrationBand",
+    "DatasetManifest",
+    "DedupConfig",
+    "EnvStatus",
+    "Lineage",
+    "OptionalDependencyError",
+    "Pool",
+    "PoolEntry",
+    "PoolError",
+    "UnknownEnvError",
+]

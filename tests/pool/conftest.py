@@ -1,0 +1,23 @@
+"""Fixtures for the pool tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from autoenvscaling.pool import Pool
+
+
+@pytest.fixture
+def pool(tmp_path: Path) -> Iterator[Pool]:
+    with Pool.open(tmp_path / "pool") as p:
+        yield p
+
+
+@pytest.fixture
+def tasks_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "tasks"
+    d.mkdir()
+    return d
