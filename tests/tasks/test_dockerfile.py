@@ -12,9 +12,7 @@ from autoenvscaling.tasks.dockerfile import (
 
 
 def test_continuations_and_comments() -> None:
-    text = (
-        "# c\nFROM a\n\nRUN apt-get update && \\\n    # inner comment\n    apt-get install -y x\ncopy a b\n"
-    )
+    text = "# c\nFROM a\n\nRUN apt-get update && \\\n    # inner comment\n    apt-get install -y x\ncopy a b\n"
     got = [(i.keyword, i.args, i.line) for i in parse_instructions(text)]
     assert got == [
         ("FROM", "a", 2),

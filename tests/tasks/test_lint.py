@@ -81,17 +81,13 @@ def test_missing_workdir(make_task: MakeTask) -> None:
     assert rules(findings) == ["missing-workdir"]
     # [environment].workdir makes up for it.
     toml = TASK_TOML.replace("[environment]\n", '[environment]\nworkdir = "/app"\n')
-    assert (
-        lint_task(make_task(name="b", files={"environment/Dockerfile": no_workdir, "task.toml": toml})) == []
-    )
+    assert lint_task(make_task(name="b", files={"environment/Dockerfile": no_workdir, "task.toml": toml})) == []
 
 
 def test_workdir_must_be_in_the_final_stage(make_task: MakeTask) -> None:
     builder_only = "FROM autoenv/python:latest AS build\nWORKDIR /src\nFROM autoenv/terminal:latest\n"
     inherited = "FROM autoenv/python:latest AS build\nWORKDIR /src\nFROM build\nRUN true\n"
-    assert rules(lint_task(make_task(name="a", files={"environment/Dockerfile": builder_only}))) == [
-        "missing-workdir"
-    ]
+    assert rules(lint_task(make_task(name="a", files={"environment/Dockerfile": builder_only}))) == ["missing-workdir"]
     assert lint_task(make_task(name="b", files={"environment/Dockerfile": inherited}), CATALOG) == []
 
 

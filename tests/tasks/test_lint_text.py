@@ -47,9 +47,7 @@ def test_download_lines() -> None:
 
 
 def test_toml_key_line() -> None:
-    text = (
-        'a = 1\n[task]\nname = "x"\n[[steps]]\nname = "s"\n[[steps]]\n"odd" = 2\n[environment.extra]\nk = 1\n'
-    )
+    text = 'a = 1\n[task]\nname = "x"\n[[steps]]\nname = "s"\n[[steps]]\n"odd" = 2\n[environment.extra]\nk = 1\n'
     assert toml_key_line(text, "a") == 1
     assert toml_key_line(text, "task.name") == 3
     assert toml_key_line(text, "steps[1].odd") == 7

@@ -23,9 +23,7 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 @app.command()
 def lint(
     paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs holding task dirs.")],
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print findings as JSON instead of tables.")
-    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON instead of tables.")] = False,
 ) -> None:
     """Static checks (no Docker). Exits 1 when any finding is an error."""
     from autoenvscaling.images.catalog import catalog_names
@@ -79,7 +77,7 @@ def show(path: Annotated[Path, typer.Argument(help="A task dir.")]) -> None:
         ("verifier timeout", _seconds(cfg.verifier.timeout_sec)),
         ("build timeout", _seconds(env.build_timeout_sec)),
         ("image", env.docker_image or ("Dockerfile" if paths.dockerfile.is_file() else "-")),
-        ("cpus / memory", f"{env.cpus or '-'} / {f'{env.memory_mb} MB' if env.memory_mb else '-'}"),
+        ("cpus / memory", f"{_or_dash(env.cpus)} / {_or_dash(env.memory_mb)} MB"),
         ("network", "on" if cfg.network_enabled else "off"),
         ("workdir", env.workdir or "(from Dockerfile)"),
         ("solution", "yes" if paths.solve_script.is_file() else "no"),
@@ -97,6 +95,10 @@ def show(path: Annotated[Path, typer.Argument(help="A task dir.")]) -> None:
     for key, value in rows:
         table.add_row(key, escape(value))
     console.print(table)
+
+
+def _or_dash(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
 
 
 def _seconds(value: float | None) -> str:

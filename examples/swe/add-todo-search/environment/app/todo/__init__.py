@@ -1,0 +1,1 @@
+"""A tiny command-line to-do list stored as JSON."""
