@@ -1,0 +1,99 @@
+"""Tar streams for copying files in and out of containers (``put_archive`` / ``get_archive``)."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO
+
+_SPOOL_BYTES = 16 * 1024 * 1024  # archives larger than this spill to a temporary file
+
+
+def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    # Like `docker cp`: what we copy in belongs to root, whoever owns it on the host.
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
+def pack_path(src: Path, arcname: str) -> IO[bytes]:
+    """A tar of ``src`` named ``arcname``; for a directory, of its contents (``arcname`` is then ignored)."""
+    buf: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 - the caller owns it
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        if src.is_dir():
+            for child in sorted(src.iterdir()):
+                tar.add(child, arcname=child.name, filter=_as_root)
+        else:
+            tar.add(src, arcname=arcname, filter=_as_root)
+    buf.seek(0)
+    return buf
+
+
+def pack_bytes(content: bytes, arcname: str, mode: int) -> bytes:
+    buf = io.BytesIO()
+    info = _as_root(tarfile.TarInfo(arcname))
+    info.size = len(content)
+    info.mode = mode
+    info.mtime = int(time.time())
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        tar.addfile(info, io.BytesIO(content))
+    return buf.getvalue()
+
+
+def spool(chunks: Iterable[bytes]) -> IO[bytes]:
+    buf: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 - the caller owns it
+    for chunk in chunks:
+        buf.write(chunk)
+    buf.seek(0)
+    return buf
+
+
+def _mine(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    # Files we take out of a container belong to whoever runs us, not to a uid of the container.
+    return info.replace(uid=os.getuid(), gid=os.getgid(), uname="", gname="", deep=False)
+
+
+def unpack_file(archive: IO[bytes], dst: Path) -> None:
+    """Write the single regular file of ``archive`` to ``dst``."""
+    with tarfile.open(fileobj=archive, mode="r|") as tar:
+        for member in tar:
+            if not member.isfile():
+                continue
+            reader = tar.extractfile(member)
+            assert reader is not None  # a regular file always has a reader
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            with dst.open("wb") as f:
+                shutil.copyfileobj(reader, f)
+            os.chmod(dst, member.mode & 0o777)
+            return
+    raise FileNotFoundError("the archive holds no regular file")
+
+
+def unpack_dir(archive: IO[bytes], top: str, dst: Path) -> None:
+    """Extract the directory ``top`` of ``archive`` so that its contents land in ``dst``."""
+    prefix = top.rstrip("/") + "/"
+
+    def strip(name: str) -> str | None:
+        return name[len(prefix) :] if name.startswith(prefix) else None
+
+    def member_filter(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+        name = strip(member.name)
+        if not name:
+            return None  # the top directory itself: dst stands in for it
+        renamed = member.replace(name=name, deep=False)
+        if member.islnk():  # hard links name their target by its path in the archive
+            link = strip(member.linkname)
+            if link is None:
+                return None
+            renamed = renamed.replace(linkname=link, deep=False)
+        return tarfile.tar_filter(_mine(renamed), path)
+
+    dst.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=archive, mode="r:") as tar:
+        tar.extractall(dst, filter=member_filter)

@@ -1,0 +1,118 @@
+"""The Docker backend: images built with the engine's layer cache, one container per sandbox.
+
+One ``docker.DockerClient`` per backend, created on first use (no work at import). The sandboxes it creates
+share it; its connection pool is safe for our pattern of use (one call at a time per sandbox).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from typing import Any
+
+import docker
+import docker.errors
+
+from autoenvscaling.sandbox.base import LABEL, BuildError, BuildSpec, SandboxSpec
+from autoenvscaling.sandbox.docker_sandbox import DockerSandbox
+from autoenvscaling.sandbox.engine import connect, engine_errors
+
+__all__ = ["DockerBackend", "DockerSandbox", "connect"]
+
+_LOG_TAIL_LINES = 40
+
+
+class _BuildRun:
+    """Consumes one build's JSON stream on a worker thread, so the caller can enforce a wall-clock timeout."""
+
+    def __init__(self, api: Any, spec: BuildSpec) -> None:
+        self.api = api
+        self.spec = spec
+        self.log: deque[str] = deque(maxlen=_LOG_TAIL_LINES)
+        self.error: str | None = None
+        self.response: Any = None
+        self.thread = threading.Thread(target=self._run, name=f"build {spec.tag}", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            stream = self.api.build(
+                path=str(self.spec.context_dir),
+                dockerfile=self.spec.dockerfile,
+                tag=self.spec.tag,
+                labels={LABEL: "1", **self.spec.labels},
+                rm=True,
+                forcerm=True,
+                nocache=self.spec.no_cache,
+                pull=False,
+                decode=True,
+            )
+            # The HTTP response lives in the generator's frame; holding it lets a timeout close the
+            # connection, which makes the engine cancel the build.
+            self.response = getattr(stream, "gi_frame", None) and stream.gi_frame.f_locals.get("response")
+            for item in stream:
+                if "stream" in item:
+                    self.log.extend(str(item["stream"]).rstrip("\n").splitlines())
+                if "error" in item:
+                    self.error = str(item["error"]).strip()
+                    self.log.append(self.error)
+        except Exception as e:  # reported to the caller as a BuildError
+            if self.error is None:
+                self.error = f"{type(e).__name__}: {e}"
+
+    def cancel(self) -> None:
+        try:
+            if self.response is not None:
+                self.response.close()
+        except Exception:  # best effort; the build ends on its own otherwise
+            pass
+
+
+class DockerBackend:
+    name = "docker"
+
+    def __init__(self, client: docker.DockerClient | None = None) -> None:
+        self._client = client
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> docker.DockerClient:
+        with self._lock:
+            if self._client is None:
+                self._client = connect()
+            return self._client
+
+    def build(self, spec: BuildSpec) -> str:
+        if not (spec.context_dir / spec.dockerfile).is_file():
+            raise BuildError(f"no {spec.dockerfile} in {spec.context_dir}")
+        run = _BuildRun(self.client.api, spec)
+        t0 = time.monotonic()
+        run.thread.start()
+        run.thread.join(spec.timeout_sec)
+        tail = "\n".join(run.log)
+        if run.thread.is_alive():
+            run.cancel()
+            raise BuildError(
+                f"building {spec.tag} timed out after {spec.timeout_sec:.0f}s", log_tail=tail, timed_out=True
+            )
+        if run.error is not None:
+            raise BuildError(f"building {spec.tag} failed: {run.error}", log_tail=tail)
+        if not self.image_exists(spec.tag):
+            raise BuildError(f"building {spec.tag} produced no image ({time.monotonic() - t0:.0f}s)", tail)
+        return spec.tag
+
+    def image_exists(self, ref: str) -> bool:
+        with engine_errors(f"looking up image {ref}"):
+            try:
+                self.client.images.get(ref)
+            except docker.errors.ImageNotFound:
+                return False
+        return True
+
+    def create(self, spec: SandboxSpec) -> DockerSandbox:
+        return DockerSandbox(self.client, spec)
+
+    def cleanup(self, run_id: str | None = None, *, include_live: bool = False) -> int:
+        from autoenvscaling.sandbox.janitor import collect
+
+        return collect(self.client, run_id, include_live=include_live).removed

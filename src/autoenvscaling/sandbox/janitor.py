@@ -1,0 +1,108 @@
+"""Remove what crashed runs left behind: labelled containers whose creating process is gone, dangling images.
+
+Every sandbox container carries its creator's pid, that process's start time (pids get reused) and the host
+name. A container counts as orphaned when that process no longer runs on this host. Containers made on
+another host are left alone unless asked (``include_live``): we cannot see their creator.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from autoenvscaling.sandbox.base import LABEL, LABEL_OWNER_PID, LABEL_RUN, SandboxError
+
+if TYPE_CHECKING:
+    import docker
+
+LABEL_OWNER_START = "autoenvscaling.pidstart"
+LABEL_OWNER_HOST = "autoenvscaling.host"
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]  # fields after "(comm)" start at field 3
+
+
+@cache
+def owner_labels() -> dict[str, str]:
+    """Labels naming the current process as a container's owner."""
+    pid = os.getpid()
+    return {
+        LABEL_OWNER_PID: str(pid),
+        LABEL_OWNER_START: _start_time(pid) or "",
+        LABEL_OWNER_HOST: socket.gethostname(),
+    }
+
+
+def owner_alive(labels: dict[str, str]) -> bool:
+    host = labels.get(LABEL_OWNER_HOST)
+    if host and host != socket.gethostname():
+        return True  # another host's process: we cannot tell, so we keep it
+    try:
+        pid = int(labels.get(LABEL_OWNER_PID, "0"))
+    except ValueError:
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    started = labels.get(LABEL_OWNER_START)
+    now = _start_time(pid)
+    return not (started and now is not None and now != started)  # a different process reusing the pid
+
+
+class GcReport(BaseModel):
+    containers: list[str] = Field(default_factory=list)  # names of removed containers
+    images: list[str] = Field(default_factory=list)  # ids of removed dangling images
+    skipped_live: list[str] = Field(default_factory=list)  # containers whose creator still runs
+
+    @property
+    def removed(self) -> int:
+        return len(self.containers) + len(self.images)
+
+
+def collect(client: docker.DockerClient, run_id: str | None = None, *, include_live: bool = False) -> GcReport:
+    """Remove orphaned sandbox containers (of ``run_id`` only, if given) and dangling labelled images."""
+    import docker.errors
+
+    report = GcReport()
+    # LABEL_OWNER_PID as well: containers that merely inherit LABEL from a catalog image are not ours.
+    filters = [LABEL, LABEL_OWNER_PID] + ([f"{LABEL_RUN}={run_id}"] if run_id else [])
+    try:
+        containers = client.containers.list(all=True, filters={"label": filters})
+        for c in containers:
+            labels = c.labels or {}
+            if not include_live and owner_alive(labels):
+                report.skipped_live.append(c.name or c.id or "")
+                continue
+            try:
+                c.remove(force=True, v=True)
+            except docker.errors.NotFound:
+                continue
+            report.containers.append(c.name or c.id or "")
+        pruned = client.images.prune(filters={"dangling": True, "label": LABEL})
+    except docker.errors.APIError as e:
+        raise SandboxError(f"cleanup failed: {e.explanation or e}") from None
+    report.images = [d["Deleted"] for d in pruned.get("ImagesDeleted") or [] if "Deleted" in d]
+    return report
+
+
+def cleanup(run_id: str | None = None, *, include_live: bool = False, client: docker.DockerClient | None = None) -> int:
+    """Like :func:`collect`; returns how many containers and images were removed."""
+    from autoenvscaling.sandbox.engine import connect
+
+    return collect(client or connect(), run_id, include_live=include_live).removed
