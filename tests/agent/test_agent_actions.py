@@ -24,9 +24,7 @@ def test_bash_block_one_command() -> None:
     assert (a.kind, a.command, a.thought, a.deferred_submit) == ("bash", "ls -la", "List files.", False)
 
 
-@pytest.mark.parametrize(
-    "reply", ["submit", "SUBMIT", "All done.\n\nsubmit", "`submit`", "```bash\nsubmit\n```"]
-)
+@pytest.mark.parametrize("reply", ["submit", "SUBMIT", "All done.\n\nsubmit", "`submit`", "```bash\nsubmit\n```"])
 def test_bash_block_submit(reply: str) -> None:
     assert parse("bash_block", reply).kind == "submit"
 

@@ -12,7 +12,8 @@ from autoenvscaling.agent import Agent, AgentConfig, TrajectoryRecorder, read_tr
 from autoenvscaling.agent.loop import truncate_output
 from autoenvscaling.llm.base import Message, ModelError, ModelResponse, ToolCall, ToolSpec, Usage
 from autoenvscaling.llm.scripted import ScriptedError, ScriptedModel
-from autoenvscaling.sandbox.base import Sandbox, SandboxError
+from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxError
+from autoenvscaling.sandbox.fake import FakeBackend, FakeCall, FakeSandbox
 
 
 def bash(cmd: str, note: str = "Next step.") -> str:
@@ -124,9 +125,7 @@ def test_format_errors_must_be_consecutive_to_end_the_run(sandbox: Sandbox) -> N
 
 
 def test_command_timeout_then_next_command_works(sandbox: Sandbox) -> None:
-    agent, model = make_agent(
-        [bash("sleep 20"), bash("echo still-alive"), "submit"], sandbox, command_timeout_sec=1
-    )
+    agent, model = make_agent([bash("sleep 20"), bash("echo still-alive"), "submit"], sandbox, command_timeout_sec=1)
     assert agent.run("task").exit_reason == "submitted"
     timed_out, after = model.calls[1][-1].content, model.calls[2][-1].content
     assert "timed out after 1.0 seconds" in timed_out
@@ -143,30 +142,18 @@ def test_model_error_propagates_and_keeps_the_trajectory(sandbox: Sandbox, tmp_p
     assert traj.extra["exit_reason"] == "error" and traj.extra["error"] == "ModelError: endpoint down"
 
 
-class BrokenSandbox:
-    """Delegates to a real sandbox but fails on the second command, like a container that died."""
+def test_sandbox_error_propagates_and_records_the_step(fake: FakeBackend, sandbox: Sandbox, tmp_path: Path) -> None:
+    def container_died(sb: FakeSandbox, call: FakeCall) -> ExecResult:
+        raise SandboxError("container vanished")
 
-    def __init__(self, inner: Sandbox) -> None:
-        self.inner, self.calls = inner, 0
-
-    def exec(self, cmd: str, **kwargs: Any) -> Any:
-        self.calls += 1
-        if self.calls == 2:
-            raise SandboxError("container vanished")
-        return self.inner.exec(cmd, **kwargs)
-
-
-def test_sandbox_error_propagates_and_records_the_step(sandbox: Sandbox, tmp_path: Path) -> None:
-    broken: Any = BrokenSandbox(sandbox)
-    model = ScriptedModel([bash("echo 1"), bash("echo 2"), "submit"])
+    fake.register(r"^crash", container_died)
+    model = ScriptedModel([bash("echo 1"), bash("crash now"), "submit"])
     recorder = TrajectoryRecorder(tmp_path / "t.json")
     with pytest.raises(SandboxError):
-        Agent(model, broken, AgentConfig(), recorder).run("task")
+        Agent(model, sandbox, AgentConfig(), recorder).run("task")
     steps = read_trajectory(tmp_path / "t.json").steps
     assert len(steps) == 4
-    assert (
-        steps[-1].observation is not None and steps[-1].observation.results[0].content == "container vanished"
-    )
+    assert steps[-1].observation is not None and steps[-1].observation.results[0].content == "container vanished"
 
 
 def test_command_and_submit_in_one_reply_is_not_accepted(sandbox: Sandbox) -> None:
@@ -235,9 +222,10 @@ def test_json_format_sends_the_schema_and_runs_the_command(sandbox: Sandbox) -> 
     assert sandbox.exec("cat j.txt").stdout == "j\n"
 
 
-def test_long_output_is_truncated_head_and_tail(sandbox: Sandbox) -> None:
+def test_long_output_is_truncated_head_and_tail(fake: FakeBackend, sandbox: Sandbox) -> None:
+    fake.register(r"^big-output$", lambda sb, call: ExecResult(stdout="a" * 5000 + "b" * 5000))
     agent, model = make_agent(
-        [bash("python3 -c \"print('a' * 5000 + 'b' * 5000, end='')\""), "submit"],
+        [bash("big-output"), "submit"],
         sandbox,
         observation_head_chars=100,
         observation_tail_chars=50,

@@ -32,9 +32,7 @@ class Action(BaseModel):
     kind: Literal["bash", "submit"]
     command: str = ""
     thought: str = ""
-    tool_call_id: str | None = (
-        None  # set when the action came from a native tool call (answer with role "tool")
-    )
+    tool_call_id: str | None = None  # set when the action came from a native tool call (answer with role "tool")
     deferred_submit: bool = False  # the reply also asked to submit; refused this turn
     skipped_calls: list[ToolCall] = Field(default_factory=list)  # other native calls of the reply, not run
 
@@ -222,9 +220,7 @@ class JsonFormat:
         if action == "bash" and not command.strip():
             raise FormatError('"action" is "bash" but "command" is empty.')
         if command.strip():
-            return Action(
-                kind="bash", command=command.strip(), thought=thought, deferred_submit=action == "submit"
-            )
+            return Action(kind="bash", command=command.strip(), thought=thought, deferred_submit=action == "submit")
         return Action(kind="submit", thought=thought)
 
 

@@ -33,9 +33,7 @@ from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxError
 ExitReason = Literal["submitted", "max_turns", "max_tokens", "max_wall", "max_cost", "format_errors"]
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 _SKIPPED_CALL = "Not executed: one command runs per reply; see the result of the first call."
-_SKIPPED_SUBMIT = (
-    "Submission refused: submit in a later reply, after the command's output shows the task is done."
-)
+_SKIPPED_SUBMIT = "Submission refused: submit in a later reply, after the command's output shows the task is done."
 
 
 class AgentConfig(BaseModel):
@@ -43,29 +41,15 @@ class AgentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    action_format: str = Field(
-        default="bash_block", description="tool_calls | bash_block | json | module:Class"
-    )
-    max_turns: int = Field(
-        default=30, ge=1, description="model calls, replies without a usable action included"
-    )
-    max_tokens_total: int | None = Field(
-        default=None, ge=1, description="prompt + completion tokens, all calls"
-    )
+    action_format: str = Field(default="bash_block", description="tool_calls | bash_block | json | module:Class")
+    max_turns: int = Field(default=30, ge=1, description="model calls, replies without a usable action included")
+    max_tokens_total: int | None = Field(default=None, ge=1, description="prompt + completion tokens, all calls")
     max_wall_sec: float | None = Field(default=None, gt=0, description="wall-clock budget of the whole run")
-    max_cost_usd: float | None = Field(
-        default=None, gt=0, description="spend budget (provider-reported or priced)"
-    )
-    command_timeout_sec: float = Field(
-        default=60.0, gt=0, description="per command; a timeout kills the command"
-    )
-    observation_head_chars: int = Field(
-        default=4000, ge=0, description="output characters kept from the start"
-    )
+    max_cost_usd: float | None = Field(default=None, gt=0, description="spend budget (provider-reported or priced)")
+    command_timeout_sec: float = Field(default=60.0, gt=0, description="per command; a timeout kills the command")
+    observation_head_chars: int = Field(default=4000, ge=0, description="output characters kept from the start")
     observation_tail_chars: int = Field(default=4000, ge=0, description="output characters kept from the end")
-    max_format_errors: int = Field(
-        default=3, ge=1, description="consecutive unusable replies before giving up"
-    )
+    max_format_errors: int = Field(default=3, ge=1, description="consecutive unusable replies before giving up")
     templates: dict[str, str] = Field(
         default_factory=dict, description="template overrides by file name, e.g. {'system.j2': '...'}"
     )
@@ -106,6 +90,7 @@ class Agent:
             loader=ChoiceLoader([DictLoader(self.config.templates), FileSystemLoader(TEMPLATES_DIR)]),
             undefined=StrictUndefined,
             autoescape=False,  # prompts are plain text, not HTML
+            auto_reload=False,  # templates do not change during a run: skip the stat per render
         )
         self._tools = self.action_format.tools()
         self._response_format = self.action_format.response_format()
@@ -173,9 +158,7 @@ class Agent:
         try:
             result = self.execute(action)
         except SandboxError as e:
-            self.record(
-                response, action, [ObservationResult(source_call_id=self.call_id(action), content=str(e))]
-            )
+            self.record(response, action, [ObservationResult(source_call_id=self.call_id(action), content=str(e))])
             raise
         self.observe(response, action, result)
 
@@ -194,9 +177,7 @@ class Agent:
 
     def query(self) -> ModelResponse:
         self.turns += 1
-        response = self.model.complete(
-            self.messages, tools=self._tools, response_format=self._response_format
-        )
+        response = self.model.complete(self.messages, tools=self._tools, response_format=self._response_format)
         self.usage = self.usage + response.usage
         self.messages.append(
             Message(
@@ -239,9 +220,7 @@ class Agent:
             "duration_sec": result.duration_sec,
         }
         results = [ObservationResult(source_call_id=self.call_id(action), content=text, extra=facts)]
-        self.record(
-            response, action, results, extra={"deferred_submit": True} if action.deferred_submit else None
-        )
+        self.record(response, action, results, extra={"deferred_submit": True} if action.deferred_submit else None)
 
     def on_format_error(self, response: ModelResponse, error: FormatError) -> None:
         self.format_errors += 1
@@ -294,9 +273,7 @@ class Agent:
                     results.append(ObservationResult(source_call_id=c.id, content=note))
         elif action is not None:  # text formats: the parsed action, under an id of our own
             args = {"command": action.command} if action.kind == "bash" else {}
-            calls = [
-                AtifToolCall(tool_call_id=self.call_id(action), function_name=action.kind, arguments=args)
-            ]
+            calls = [AtifToolCall(tool_call_id=self.call_id(action), function_name=action.kind, arguments=args)]
         else:
             calls = []
         self.recorder.add_step(

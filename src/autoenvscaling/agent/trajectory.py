@@ -52,12 +52,8 @@ class ContentPart(_Atif):
 
     @model_validator(mode="after")
     def _fields_match_type(self) -> Self:
-        if (self.type == "text") != (self.text is not None) or (self.type == "text") == (
-            self.source is not None
-        ):
-            raise ValueError(
-                f"content part of type {self.type!r} needs exactly 'text' (text) or 'source' (media)"
-            )
+        if (self.type == "text") != (self.text is not None) or (self.type == "text") == (self.source is not None):
+            raise ValueError(f"content part of type {self.type!r} needs exactly 'text' (text) or 'source' (media)")
         return self
 
 
@@ -164,18 +160,14 @@ class Trajectory(_Atif):
     def _consistent(self) -> Self:
         for i, step in enumerate(self.steps):
             if step.step_id != i + 1:
-                raise ValueError(
-                    f"steps[{i}].step_id is {step.step_id}, expected {i + 1} (sequential from 1)"
-                )
+                raise ValueError(f"steps[{i}].step_id is {step.step_id}, expected {i + 1} (sequential from 1)")
             call_ids = [c.tool_call_id for c in step.tool_calls or []]
             if len(set(call_ids)) != len(call_ids):
                 raise ValueError(f"step {step.step_id} has duplicate tool_call_ids")
             for result in step.observation.results if step.observation else []:
                 if result.source_call_id is not None and result.source_call_id not in call_ids:
                     unknown = result.source_call_id
-                    raise ValueError(
-                        f"step {step.step_id}: observation refers to unknown tool call {unknown!r}"
-                    )
+                    raise ValueError(f"step {step.step_id}: observation refers to unknown tool call {unknown!r}")
         sub_ids = [t.trajectory_id for t in self.subagent_trajectories or []]
         if None in sub_ids or len(set(sub_ids)) != len(sub_ids):
             raise ValueError("embedded subagent trajectories need unique trajectory_ids")
@@ -208,9 +200,7 @@ class TrajectoryRecorder:
     (``set_agent``) unless given here.
     """
 
-    def __init__(
-        self, path: Path | None = None, *, session_id: str | None = None, agent: AgentInfo | None = None
-    ):
+    def __init__(self, path: Path | None = None, *, session_id: str | None = None, agent: AgentInfo | None = None):
         self.path = path
         self.session_id = session_id or uuid.uuid4().hex
         self.agent = agent
