@@ -34,6 +34,11 @@ def test_bash_block_command_and_submit_defers_the_submit() -> None:
     assert (a.kind, a.command, a.deferred_submit) == ("bash", "make", True)
 
 
+def test_bash_block_next_to_other_fenced_blocks() -> None:
+    a = parse("bash_block", "The script:\n```python\nprint(1)\n```\nthen\n```bash\npython3 s.py\n```")
+    assert (a.kind, a.command) == ("bash", "python3 s.py")
+
+
 def test_bash_block_sh_and_multiline() -> None:
     a = parse("bash_block", "```sh\ncd /app &&\n  make\n```")
     assert a.command == "cd /app &&\n  make"

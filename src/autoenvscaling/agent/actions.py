@@ -69,7 +69,10 @@ SUBMIT_TOOL = ToolSpec(
 )
 
 _SUBMIT_LINE = re.compile(r"^\W*submit\W*$", re.IGNORECASE)
-_FENCE = re.compile(r"```(bash|sh|shell)?[ \t]*\n(.*?)```", re.DOTALL)
+# Any fenced block (its language tag in group 1), so a ```python block is consumed whole and its closing fence
+# is never mistaken for the opening of the next block.
+_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+_SHELL_TAGS = ("bash", "sh", "shell")
 _LEFTOVER = re.compile(r"```(?:json)?|</?tool_call>", re.IGNORECASE)
 
 
@@ -164,7 +167,7 @@ class BashBlockFormat:
 
     def parse(self, response: ModelResponse) -> Action:
         text = response.content
-        blocks = [m.group(2) for m in _FENCE.finditer(text) if m.group(1)]
+        blocks = [m.group(2) for m in _FENCE.finditer(text) if m.group(1).lower() in _SHELL_TAGS]
         outside = _FENCE.sub("", text)
         submit = any(_SUBMIT_LINE.match(line) for line in outside.splitlines())
         commands = []
