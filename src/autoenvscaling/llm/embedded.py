@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
+
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.progress import (
@@ -38,11 +39,10 @@ from rich.progress import (
 )
 
 from autoenvscaling.llm.base import ModelError, ModelNotInstalledError
+from autoenvscaling.llm.embedded_server import EmbeddedServer
 from autoenvscaling.llm.embedded_specs import DEFAULT_SIZE, LICENSE_FILENAME, SPECS, ModelSpec
 
-# Re-exported so ``embedded`` is the one place callers look for the embedded model.
-from autoenvscaling.llm.embedded_server import EmbeddedServer
-
+# EmbeddedServer is re-exported: ``embedded`` is the one place callers look for the embedded model.
 __all__ = [
     "EmbeddedServer",
     "InstalledModel",
