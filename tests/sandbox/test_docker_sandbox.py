@@ -138,3 +138,16 @@ def test_stop_during_a_running_exec_does_not_hang(docker_backend: DockerBackend)
 def test_missing_image(docker_backend: DockerBackend) -> None:
     with pytest.raises(SandboxError, match="not found"):
         docker_backend.create(SandboxSpec(image="autoenv/does-not-exist:1")).start()
+
+
+def test_failed_start_leaves_no_container(docker_backend: DockerBackend, tmp_path: Path) -> None:
+    # a bind mount onto /proc/x cannot be set up: the container is created, then fails to start
+    marker = tmp_path / "file.txt"
+    marker.write_text("x")
+    spec = SandboxSpec(
+        image=BASE_IMAGE, name_hint="bad-start", mounts=[Mount(host_path=marker, container_path="/proc/x")]
+    )
+    sb = docker_backend.create(spec)
+    with pytest.raises(SandboxError, match="starting sandbox"):
+        sb.start()
+    assert not docker_backend.client.containers.list(all=True, filters={"name": sb.id})

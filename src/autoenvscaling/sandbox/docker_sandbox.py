@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import re
 import secrets
@@ -82,6 +83,17 @@ class DockerSandbox:
             raise SandboxError(f"sandbox {self._name} was stopped; create a new one")
         if self._container_id is not None:
             return
+        try:
+            self._start_container()
+            with self._lock:
+                self._shell(_DEFAULT).start()
+        except BaseException:
+            if self._container_id is not None:  # never leave a half-started container behind
+                with contextlib.suppress(SandboxError):
+                    self.stop()
+            raise
+
+    def _start_container(self) -> None:
         with engine_errors(f"starting sandbox {self._name} from {self.spec.image}"):
             try:
                 container = self._client.containers.create(**self._create_kwargs())
@@ -93,12 +105,9 @@ class DockerSandbox:
             container.start()
             container.reload()
             self._default_user = container.attrs["Config"].get("User") or ""
-        if not self._is_running():
-            logs = container.logs(tail=20).decode(errors="replace").strip()
-            self.stop()
-            raise SandboxError(f"sandbox {self._name} exited right after start: {logs or 'no output'}")
-        with self._lock:
-            self._shell(_DEFAULT).start()
+            if not self._is_running():
+                logs = container.logs(tail=20).decode(errors="replace").strip()
+                raise SandboxError(f"sandbox {self._name} exited right after start: {logs or 'no output'}")
 
     def _create_kwargs(self) -> dict[str, Any]:
         spec = self.spec
