@@ -6,6 +6,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from autoenvscaling.errors import AutoEnvError
 
@@ -40,7 +41,7 @@ def main() -> None:
     try:
         app()
     except AutoEnvError as e:
-        err_console.print(f"[bold red]error:[/] {e}", highlight=False, markup=True, soft_wrap=True)
+        err_console.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")

@@ -157,7 +157,11 @@ class TaskValidator:
             res = self._trial(task, OracleAgent(), f"oracle-{i}", rep)
             if res.exception_info and res.exception_info.exception_type == "AgentTimeoutError":
                 timed_out = True
-            rewards.append(res.reward if res.reward is not None else 0.0)
+            if res.reward is not None:  # a run with no reward is already a failed check of its own
+                rewards.append(res.reward)
+        rep.timings["oracle"] = time.perf_counter() - t
+        if not rewards and not timed_out:
+            return
         passes = sum(r >= 1.0 - _REWARD_EPS for r in rewards)
         detail = f"{passes}/{len(rewards)} runs scored 1 (rewards: {', '.join(f'{r:g}' for r in rewards)})"
         if timed_out:
@@ -168,7 +172,6 @@ class TaskValidator:
             rep.checks.append(R.CheckResult(id=R.ORACLE, passed=False, detail=detail))
         else:
             rep.checks.append(R.CheckResult(id=R.ORACLE_FLAKY, passed=False, detail=detail))
-        rep.timings["oracle"] = time.perf_counter() - t
 
     def _trial(self, task: Task, agent: TrialAgent, label: str, rep: R.ValidationReport) -> TrialResult:
         res = self.runner.run(task, agent, self.trials_dir / f"{task.name}__{label}")

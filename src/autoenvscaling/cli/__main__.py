@@ -1,0 +1,3 @@
+from autoenvscaling.cli.app import main
+
+main()
