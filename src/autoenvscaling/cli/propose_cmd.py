@@ -1,0 +1,162 @@
+"""`autoenv propose`: new environments from solver trajectories, agentically or prompt-only, then validated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autoenvscaling.cli.common import BackendOpt, preflight_docker
+from autoenvscaling.errors import UserInputError
+
+if TYPE_CHECKING:
+    from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
+
+console = Console()
+_MODES = ("agentic", "prompt")
+
+
+def records_table(records: list[ProposalRecord], title: str) -> Table:
+    table = Table(
+        "id", "verdict", "failed checks", "turns", "checks", "tokens", "cost $", "gen s", "val s", title=title
+    )
+    colors = {"valid": "green", "invalid": "red", "error": "yellow", "timeout": "yellow"}
+    for r in records:
+        g = r.generation
+        color = colors.get(r.verdict, "magenta")
+        table.add_row(
+            r.id,
+            f"[{color}]{r.verdict}[/]",
+            ", ".join(r.failed_checks) or "-",
+            str(g.turns),
+            str(g.checks_used),
+            str(g.tokens),
+            f"{g.cost_usd:.4f}",
+            f"{g.wall_sec:.0f}",
+            f"{r.validation.wall_sec:.0f}",
+        )
+    valid = sum(r.is_valid for r in records)
+    table.add_section()
+    table.add_row(
+        "all",
+        f"{valid}/{len(records)} valid",
+        "",
+        str(sum(r.generation.turns for r in records)),
+        str(sum(r.generation.checks_used for r in records)),
+        str(sum(r.generation.tokens for r in records)),
+        f"{sum(r.generation.cost_usd for r in records):.4f}",
+        f"{sum(r.generation.wall_sec for r in records):.0f}",
+        f"{sum(r.validation.wall_sec for r in records):.0f}",
+    )
+    return table
+
+
+def propose(
+    mode: Annotated[str, typer.Option(help="agentic (workshop + check/try) or prompt (one call).")] = "agentic",
+    domain: Annotated[str, typer.Option(help="Domain pack: terminal, swe, professional, ...")] = "terminal",
+    from_path: Annotated[
+        Path | None, typer.Option("--from", help="Solve run dir or trials dir; omitted: no trajectories.")
+    ] = None,
+    n: Annotated[int, typer.Option("--n", "-n", min=1, help="Independent episodes (or calls).")] = 1,
+    model: Annotated[str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")] = (
+        "embedded"
+    ),
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output dir (default: runs/propose-<mode>-<time>).")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Generations at once.")] = 1,
+    max_turns: Annotated[int, typer.Option(min=1, help="Agentic: model calls per episode.")] = 30,
+    max_checks: Annotated[int, typer.Option(min=0, help="Agentic: `check` calls per episode.")] = 6,
+    max_wall: Annotated[float, typer.Option(min=1, help="Agentic: seconds per episode.")] = 3600.0,
+    start_from: Annotated[str, typer.Option(help="Agentic first draft: template or example.")] = "template",
+    action_format: Annotated[str, typer.Option(help="Agentic: bash_block | tool_calls | json.")] = "bash_block",
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Completion tokens per call (default: 2048 agentic, 4096 prompt).")
+    ] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: server's).")] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="Validation: reference-solution runs (K).")] = 3,
+    backend: BackendOpt = "docker",
+) -> None:
+    """Generate N candidate environments and validate each (K oracle runs + nop + leakage)."""
+    from autoenvscaling.llm.config import open_model, parse_model_arg
+    from autoenvscaling.roles.proposer.config import ProposerConfig
+    from autoenvscaling.roles.proposer.domain import domain_context
+    from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+    from autoenvscaling.sandbox.registry import get_backend
+    from autoenvscaling.validate.validator import ValidationConfig
+    from autoenvscaling.verify.runlog import new_run_id
+
+    if mode not in _MODES:
+        raise UserInputError(f"--mode {mode!r}: expected agentic or prompt")
+    if from_path is not None and not from_path.exists():
+        raise UserInputError(f"--from {from_path}: no such directory")
+    preflight_docker(backend)
+    ctx = domain_context(domain)
+    out_dir = out or Path("runs") / new_run_id(f"propose-{mode}")
+    proposer = ProposerConfig.model_validate(
+        {
+            "max_turns": max_turns,
+            "max_checks": max_checks,
+            "max_wall_sec": max_wall,
+            "start_from": start_from,
+            "action_format": action_format,
+        }
+    )
+    config = ProposeConfig.model_validate(
+        {
+            "mode": mode,
+            "n": n,
+            "concurrency": concurrency,
+            "from_path": from_path,
+            "proposer": proposer,
+            "validation": ValidationConfig(repeats=repeats),
+        }
+    )
+    mcfg = parse_model_arg(model, base_url=base_url)
+    mcfg = mcfg.model_copy(
+        update={
+            "embedded_parallel": max(mcfg.embedded_parallel, concurrency),
+            "temperature": temperature if temperature is not None else mcfg.temperature,
+            "max_tokens": max_tokens or (4096 if mode == "prompt" else 2048),
+        }
+    )
+    source = f"trajectories from {from_path}" if from_path else "no solver trajectories"
+    console.print(f"propose ({mode}, {domain}, {source}) x {n} with {model} -> [bold]{out_dir}[/]")
+    with open_model(mcfg) as m:
+        run = ProposeRun(
+            out_dir,
+            get_backend(backend),
+            m,
+            ctx,
+            config,
+            resolved_extra={"model_config": mcfg.model_dump(mode="json", exclude_none=True)},
+        )
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        ) as progress:
+            gen_bar = progress.add_task("generate", total=n)
+            val_bar = progress.add_task("validate", total=n, start=False)
+
+            def on_generated(g: GenerationResult) -> None:
+                made = "" if g.candidate_dir else " [red](no candidate)[/]"
+                error = f" ({g.error})" if g.error else ""
+                progress.console.print(
+                    f"  {g.id}: {g.exit_reason}, {g.turns} turns, {g.checks_used} checks{made}{error}"
+                )
+                progress.advance(gen_bar)
+
+            generations = run.generate(on_generated)
+            progress.update(val_bar, total=sum(g.candidate_dir is not None for g in generations))
+            progress.start_task(val_bar)
+            records = run.validate(generations, on_validated=lambda _r: progress.advance(val_bar))
+    console.print(records_table(records, f"propose: {mode} / {domain}"))
+    console.print(
+        f"results: {out_dir}/results.jsonl  summary: {out_dir}/summary.json  candidates: {out_dir}/candidates/"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("propose")(propose)

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+tr 'a-z' 'A-Z' < /app/input.txt > /app/output.txt

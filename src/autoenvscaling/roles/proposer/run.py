@@ -1,0 +1,266 @@
+"""A propose run: N independent episodes (or prompt-only calls), then the pipeline's own validation of each.
+
+Run dir::
+
+    OUT/config.resolved.toml
+    OUT/digest.md                    the solver digest every episode saw
+    OUT/episodes/<id>/               trajectory.json, generation.json, checks/ (agentic)
+    OUT/candidates/<id>/             one Harbor task dir per candidate
+    OUT/validation/                  a ValidationRun (K=3 + nop + leakage): results.jsonl, summary.json, trials/
+    OUT/results.jsonl                one ProposalRecord per generation
+    OUT/summary.json                 verdict counts, rejection reasons, tokens, cost, wall
+
+The proposer's own checks never decide the verdict: every candidate is validated afresh.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel, Field
+
+from autoenvscaling.llm.base import Model
+from autoenvscaling.roles.proposer.config import ProposerConfig
+from autoenvscaling.roles.proposer.digest import digest_trials, find_trial_dirs, render_digest
+from autoenvscaling.roles.proposer.domain import DomainContext
+from autoenvscaling.roles.proposer.episode import run_episode
+from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, check_novelty
+from autoenvscaling.roles.proposer.prompt_only import propose_once
+from autoenvscaling.roles.proposer.records import (
+    NO_CANDIDATE,
+    GenerationResult,
+    GenerationStats,
+    Mode,
+    ProposalRecord,
+    ValidationStats,
+)
+from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
+from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.validate.report import ValidationReport
+from autoenvscaling.validate.run import ValidationRun
+from autoenvscaling.validate.validator import ValidationConfig
+from autoenvscaling.verify.runlog import ResultsLog
+from autoenvscaling.verify.trial import write_json_atomic
+
+OnGenerated = Callable[[GenerationResult], None]
+OnValidated = Callable[[ValidationReport], None]
+
+
+class ProposeConfig(BaseModel):
+    mode: Mode = "agentic"
+    n: int = Field(default=1, ge=1, description="independent episodes (or prompt-only calls)")
+    concurrency: int = Field(default=1, ge=1, description="generations at once")
+    validation_concurrency: int = Field(default=1, ge=1)
+    from_path: Path | None = Field(default=None, description="solve run dir or trials dir; None: no trajectories")
+    proposer: ProposerConfig = Field(default_factory=ProposerConfig)
+    validation: ValidationConfig = Field(default_factory=lambda: ValidationConfig(repeats=3))
+    examples_chars: int = Field(default=16000, ge=0, description="prompt-only: characters of inlined examples")
+
+
+class ProposeSummary(BaseModel):
+    mode: Mode
+    domain: str
+    total: int
+    valid: int
+    by_verdict: dict[str, int]
+    rejection_reasons: dict[str, int]
+    tokens: int
+    cost_usd: float
+    generation_wall_sec: float
+    validation_wall_sec: float
+
+
+def summarize(records: list[ProposalRecord], mode: Mode, domain: str) -> ProposeSummary:
+    return ProposeSummary(
+        mode=mode,
+        domain=domain,
+        total=len(records),
+        valid=sum(r.is_valid for r in records),
+        by_verdict=dict(Counter(r.verdict for r in records)),
+        rejection_reasons=dict(Counter(c for r in records if not r.is_valid for c in r.failed_checks)),
+        tokens=sum(r.generation.tokens for r in records),
+        cost_usd=sum(r.generation.cost_usd for r in records),
+        generation_wall_sec=sum(r.generation.wall_sec for r in records),
+        validation_wall_sec=sum(r.validation.wall_sec for r in records),
+    )
+
+
+def _record(
+    gen: GenerationResult, report: ValidationReport | None, domain: DomainContext, threshold: float
+) -> ProposalRecord:
+    stats = GenerationStats(
+        turns=gen.turns,
+        checks_used=gen.checks_used,
+        tries_used=gen.tries_used,
+        exit_reason=gen.exit_reason,
+        prompt_tokens=gen.usage.prompt_tokens,
+        completion_tokens=gen.usage.completion_tokens,
+        cost_usd=gen.usage.cost_usd,
+        wall_sec=gen.wall_sec,
+        error=gen.error,
+    )
+    record = ProposalRecord(
+        id=gen.id,
+        mode=gen.mode,
+        domain=domain.name,
+        episode_dir=gen.episode_dir,
+        candidate_dir=None,
+        verdict=NO_CANDIDATE,
+        failed_checks=gen.failed_checks or ["generation-error" if gen.error else NO_CANDIDATE],
+        generation=stats,
+        validation=ValidationStats(),
+    )
+    if gen.candidate_dir is None or report is None:
+        return record
+    validation = ValidationStats(
+        verdict=report.verdict.value,
+        failed_checks=list(report.failed_checks),
+        wall_sec=report.timings.get("total", 0.0),
+        error=report.error,
+    )
+    start = Path(gen.episode_dir) / "start" / START_NAME
+    references = [*domain.examples, start if start.is_dir() else TEMPLATE_DIR]
+    novelty = check_novelty(Path(gen.candidate_dir), references, threshold)
+    verdict, failed = report.verdict.value, list(report.failed_checks)
+    if not novelty.is_new:
+        failed.append(DUPLICATE_CHECK)
+        verdict = "invalid" if verdict == "valid" else verdict
+    if verdict == "error":
+        failed = failed or ["validation-error"]
+    return record.model_copy(
+        update={
+            "candidate_dir": gen.candidate_dir,
+            "verdict": verdict,
+            "failed_checks": failed,
+            "validation": validation,
+        }
+    )
+
+
+class ProposeRun:
+    def __init__(
+        self,
+        out_dir: Path,
+        backend: SandboxBackend,
+        model: Model,
+        domain: DomainContext,
+        config: ProposeConfig,
+        *,
+        resolved_extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.out_dir = out_dir
+        self.backend = backend
+        self.model = model
+        self.domain = domain
+        self.config = config
+        extras = {k: v for k, v in domain.validator_extras.items() if k in ValidationConfig.model_fields}
+        self.validation = config.validation.model_copy(update=extras)
+        self.resolved_extra = resolved_extra or {}
+        self.log = ResultsLog(out_dir / "results.jsonl", ProposalRecord)
+
+    @property
+    def run_id(self) -> str:
+        return self.out_dir.name
+
+    def _save_config(self) -> None:
+        resolved = {
+            "propose": self.config.model_dump(mode="json", exclude_none=True),
+            "validation_effective": self.validation.model_dump(mode="json"),
+            "domain": {"name": self.domain.name, "image": self.domain.image},
+            "examples": [str(e) for e in self.domain.examples],
+            "model": self.model.name,
+            "backend": self.backend.name,
+            **self.resolved_extra,
+        }
+        (self.out_dir / "config.resolved.toml").write_text(tomli_w.dumps(resolved), encoding="utf-8")
+
+    def _digest(self) -> tuple[str, list[Path]]:
+        if self.config.from_path is None:
+            return render_digest([]), []
+        trials = find_trial_dirs(self.config.from_path)
+        digests = digest_trials(trials)
+        solved = {d.trial for d in digests if d.solved}
+        trials.sort(key=lambda t: (t.name in solved, t.name))  # failures first: they say the most
+        return render_digest(digests), trials
+
+    def _generate(self, i: int, digest_md: str, trials: list[Path]) -> GenerationResult:
+        gid = f"{self.config.mode}-{i:03d}"
+        episode_dir = self.out_dir / "episodes" / gid
+        candidate_dir = self.out_dir / "candidates" / gid
+        try:
+            if self.config.mode == "prompt":
+                return propose_once(
+                    self.model,
+                    self.domain,
+                    episode_dir=episode_dir,
+                    candidate_dir=candidate_dir,
+                    task_id=gid,
+                    digest_md=digest_md,
+                    has_trajectories=bool(trials),
+                    examples_chars=self.config.examples_chars,
+                )
+            return run_episode(
+                self.model,
+                self.backend,
+                self.domain,
+                episode_dir=episode_dir,
+                candidate_dir=candidate_dir,
+                task_id=gid,
+                config=self.config.proposer,
+                digest_md=digest_md,
+                trial_dirs=trials,
+                validation=self.validation,
+                index=i,
+                run_id=self.run_id,
+            )
+        except Exception as e:  # one broken generation must not sink the other N-1
+            error = f"{type(e).__name__}: {e}"
+            return GenerationResult(id=gid, mode=self.config.mode, episode_dir=str(episode_dir), error=error)
+
+    def generate(self, on_generated: OnGenerated = lambda _g: None) -> list[GenerationResult]:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._save_config()
+        digest_md, trials = self._digest()
+        (self.out_dir / "digest.md").write_text(digest_md, encoding="utf-8")
+        results: list[GenerationResult] = []
+        with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="propose") as pool:
+            futures = {pool.submit(self._generate, i, digest_md, trials): i for i in range(self.config.n)}
+            for fut in as_completed(futures):
+                gen = fut.result()
+                results.append(gen)
+                on_generated(gen)
+        return sorted(results, key=lambda g: g.id)
+
+    def validate(
+        self, generations: list[GenerationResult], on_validated: OnValidated = lambda _r: None
+    ) -> list[ProposalRecord]:
+        candidates = [Path(g.candidate_dir) for g in generations if g.candidate_dir]
+        reports: dict[str, ValidationReport] = {}
+        if candidates:
+            run = ValidationRun(
+                self.out_dir / "validation",
+                self.backend,
+                self.validation,
+                concurrency=self.config.validation_concurrency,
+            )
+            done, _ = run.run(candidates, on_done=on_validated)
+            reports = {Path(r.task_path).name: r for r in done}
+        threshold = self.config.proposer.novelty_threshold
+        records = [_record(g, reports.get(g.id), self.domain, threshold) for g in generations]
+        self.log.reset()
+        for rec in records:
+            self.log.append(rec)
+        summary = summarize(records, self.config.mode, self.domain.name)
+        write_json_atomic(self.out_dir / "summary.json", json.dumps(summary.model_dump(), indent=2))
+        return records
+
+    def run(
+        self, on_generated: OnGenerated = lambda _g: None, on_validated: OnValidated = lambda _r: None
+    ) -> list[ProposalRecord]:
+        return self.validate(self.generate(on_generated), on_validated)

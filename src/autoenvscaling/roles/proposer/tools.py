@@ -1,0 +1,204 @@
+"""The harness-side tools of a proposer episode: ``check`` and ``try``, and the best draft seen.
+
+Both copy ``/workshop/task`` out first (regular files only, see ``workshop``); the harness then does the
+Docker work the workshop cannot: ``check`` runs the real validator (lint, build, oracle x K, nop, leakage)
+on the snapshot, ``try`` runs one command in a fresh, network-less container of the draft's image.
+
+Episode dir::
+
+    checks/<nn>/<task-id>/     the draft as checked (a Harbor task dir)
+    checks/<nn>/report.json    the ValidationReport;  checks/<nn>/feedback.txt  what the proposer read
+    checks/<nn>/trials/        the validator's trial dirs
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from autoenvscaling.errors import AutoEnvError
+from autoenvscaling.roles.proposer.feedback import render_feedback
+from autoenvscaling.roles.proposer.novelty import check_novelty
+from autoenvscaling.roles.proposer.workshop import DraftCopy, Workshop
+from autoenvscaling.sandbox.base import BuildError, SandboxBackend, SandboxError
+from autoenvscaling.tasks import TaskFormatError, load_task
+from autoenvscaling.tasks.model import task_content_hash
+from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
+from autoenvscaling.verify.environment import EnvironmentBuilder
+
+_TRY = re.compile(r"^try(?:\s+(.*))?$", re.DOTALL)
+_TRY_OUTPUT_CHARS = 3000
+
+
+def harness_tool(command: str) -> tuple[str, str] | None:
+    """``("check", "")`` or ``("try", cmd)`` when a whole command names a harness tool, else None."""
+    text = command.strip()
+    if text == "check":
+        return "check", ""
+    m = _TRY.match(text)
+    return ("try", (m.group(1) or "").strip()) if m else None
+
+
+class ToolsConfig(BaseModel):
+    max_checks: int = Field(default=6, ge=0, description="check calls per episode")
+    check_repeats: int = Field(default=1, ge=1, description="reference-solution runs per check (all must score 1)")
+    try_timeout_sec: float = Field(default=30.0, gt=0)
+    novelty_threshold: float = Field(default=0.8, gt=0, le=1)
+
+
+class ToolOutput(BaseModel):
+    text: str
+    ok: bool
+
+
+class CheckRecord(BaseModel):
+    index: int
+    draft_dir: Path
+    content_hash: str | None
+    passed: bool
+    failed_checks: list[str] = Field(default_factory=list)
+    wall_sec: float = 0.0
+
+
+class DraftTools:
+    """``check``/``try`` for one episode; remembers every check, so the best draft survives later edits."""
+
+    def __init__(
+        self,
+        workshop: Workshop,
+        backend: SandboxBackend,
+        episode_dir: Path,
+        task_id: str,
+        *,
+        config: ToolsConfig | None = None,
+        validation: ValidationConfig | None = None,
+        references: list[Path] | None = None,
+        images: list[str] | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        self.workshop = workshop
+        self.backend = backend
+        self.episode_dir = episode_dir
+        self.task_id = task_id
+        self.config = config or ToolsConfig()
+        base = validation or ValidationConfig()
+        self.validation = base.model_copy(update={"repeats": self.config.check_repeats})
+        self.references = list(references or [])
+        self.images = list(images or [])
+        self.run_id = run_id
+        self.builder = EnvironmentBuilder(backend)
+        self.checks: list[CheckRecord] = []
+        self.tries = 0
+
+    @property
+    def checks_left(self) -> int:
+        return self.config.max_checks - len(self.checks)
+
+    @property
+    def best(self) -> CheckRecord | None:
+        """The last draft whose check passed."""
+        return next((c for c in reversed(self.checks) if c.passed), None)
+
+    def snapshot(self, dest_root: Path) -> DraftCopy:
+        """Copy the draft out to ``dest_root/<task-id>`` (the dir name is the task's name)."""
+        return self.workshop.copy_draft(dest_root / self.task_id)
+
+    # -- check -----------------------------------------------------------------------------------------
+    def check(self) -> ToolOutput:
+        index = len(self.checks) + 1
+        check_dir = self.episode_dir / "checks" / f"{index:02d}"
+        shutil.rmtree(check_dir, ignore_errors=True)
+        started = time.perf_counter()
+        copy = self.snapshot(check_dir)
+        if not copy.ok:
+            passed, lines, failed, digest = False, [copy.error or "the draft could not be copied out"], ["copy"], None
+        else:
+            validator = TaskValidator(
+                self.backend, self.builder, self.validation, check_dir / "trials", run_id=self.run_id
+            )
+            report = validator.validate(copy.path)
+            novelty = check_novelty(copy.path, self.references, self.config.novelty_threshold)
+            passed, lines = render_feedback(
+                report, copy.path, check_dir / "trials", images=self.images, novelty=novelty, skipped=copy.skipped
+            )
+            (check_dir / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+            failed = list(report.failed_checks) + ([] if novelty.is_new else ["duplicate-of-example"])
+            digest = task_content_hash(copy.path)
+        record = CheckRecord(
+            index=index,
+            draft_dir=copy.path,
+            content_hash=digest,
+            passed=passed,
+            failed_checks=failed,
+            wall_sec=time.perf_counter() - started,
+        )
+        self.checks.append(record)
+        text = self._check_text(record, lines)
+        (check_dir / "feedback.txt").write_text(text + "\n", encoding="utf-8")
+        return ToolOutput(text=text, ok=passed)
+
+    def _check_text(self, record: CheckRecord, lines: list[str]) -> str:
+        left = self.checks_left
+        budget = f"check {record.index}/{self.config.max_checks}"
+        if record.passed:
+            head = (
+                f"{budget}: PASSED. It builds, solution/solve.sh scores 1, doing nothing scores 0, nothing leaks. "
+                "Reply `submit` to hand it in (or improve it and check again)."
+            )
+        else:
+            problems = sum(not ln.startswith(("  ", "note:")) for ln in lines)
+            head = f"{budget}: FAILED, {problems} problem(s). Fix them in /workshop/task, then check again."
+        tail = [] if left > 0 else ["That was your last check: reply `submit` now."]
+        return "\n".join([head, *(f"- {ln}" if not ln.startswith("  ") else ln for ln in lines), *tail])
+
+    def no_checks_left(self) -> ToolOutput:
+        return ToolOutput(
+            text=f"No checks left (all {self.config.max_checks} used): the episode ends and your best draft "
+            "is handed in.",
+            ok=False,
+        )
+
+    # -- try -------------------------------------------------------------------------------------------
+    def try_command(self, command: str) -> ToolOutput:
+        if not command:
+            return ToolOutput(text="`try` needs a command, e.g. `try ls -la /app`.", ok=False)
+        self.tries += 1
+        try_dir = self.episode_dir / "tries" / f"{self.tries:02d}"
+        copy = self.snapshot(try_dir)
+        try:
+            if not copy.ok:
+                return ToolOutput(text=copy.error or "the draft could not be copied out", ok=False)
+            return self._run_in_image(copy.path, command)
+        finally:
+            shutil.rmtree(try_dir, ignore_errors=True)  # tries are cheap to redo; keep the episode dir small
+
+    def _run_in_image(self, draft: Path, command: str) -> ToolOutput:
+        try:
+            task = load_task(draft)
+            image = self.builder.image_for(task)
+        except TaskFormatError as e:
+            return ToolOutput(text=f"cannot read the draft: {e}", ok=False)
+        except BuildError as e:
+            tail = "\n".join(e.log_tail.splitlines()[-8:])
+            return ToolOutput(text=f"the draft's image did not build: {e}\n{tail}", ok=False)
+        except AutoEnvError as e:
+            return ToolOutput(text=f"cannot build the draft: {e}", ok=False)
+        spec = self.builder.spec_for(task, image, name_hint=f"{self.task_id}__try", run_id=self.run_id, network=False)
+        try:
+            with self.backend.create(spec) as sandbox:
+                res = sandbox.exec(command, timeout=self.config.try_timeout_sec)
+        except SandboxError as e:
+            return ToolOutput(text=f"the container failed: {e}", ok=False)
+        output = res.output.rstrip("\n")
+        if len(output) > _TRY_OUTPUT_CHARS:
+            half = _TRY_OUTPUT_CHARS // 2
+            output = f"{output[:half]}\n[... {len(output) - 2 * half} characters omitted ...]\n{output[-half:]}"
+        head = f"timed out after {self.config.try_timeout_sec:g} s" if res.timed_out else f"exit code {res.exit_code}"
+        return ToolOutput(
+            text=f"(in a fresh container of your draft's image, without /tests and /solution) {head}\n{output}",
+            ok=res.ok,
+        )

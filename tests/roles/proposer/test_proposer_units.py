@@ -1,0 +1,108 @@
+"""Pure pieces of the proposer: tool parsing, the tool-calls format, novelty, build feedback, prompt-only parsing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from proposer_scripts import prompt_reply
+
+from autoenvscaling.agent.errors import FormatError
+from autoenvscaling.llm.base import ModelResponse, ToolCall
+from autoenvscaling.roles.proposer.actions import ProposerToolCallsFormat
+from autoenvscaling.roles.proposer.feedback import build_feedback
+from autoenvscaling.roles.proposer.novelty import check_novelty, similarity
+from autoenvscaling.roles.proposer.prompt_only import inline_examples, parse_proposal, write_proposal
+from autoenvscaling.roles.proposer.tools import harness_tool
+from autoenvscaling.roles.proposer.workshop import TEMPLATE_DIR
+from autoenvscaling.tasks import Finding, lint_task
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("check", ("check", "")),
+        ("  check\n", ("check", "")),
+        ("try ls -la /app", ("try", "ls -la /app")),
+        ("try", ("try", "")),
+        ("try cat <<'EOF'\nx\nEOF", ("try", "cat <<'EOF'\nx\nEOF")),
+        ("check && ls", None),
+        ("tryhard", None),
+        ("ls /workshop", None),
+    ],
+)
+def test_harness_tool(command: str, expected: tuple[str, str] | None) -> None:
+    assert harness_tool(command) == expected
+
+
+def test_tool_calls_format_maps_check_and_try_to_commands() -> None:
+    fmt = ProposerToolCallsFormat()
+    assert {t.name for t in fmt.tools() or []} == {"bash", "check", "try", "submit"}
+    native = ModelResponse(tool_calls=[ToolCall(id="c1", name="check", arguments={})])
+    action = fmt.parse(native)
+    assert (action.kind, action.command, action.tool_call_id) == ("bash", "check", "c1")
+    text = ModelResponse(content='<tool_call>{"name": "try", "arguments": {"command": "ls /app"}}</tool_call>')
+    assert fmt.parse(text).command == "try ls /app"
+    with pytest.raises(FormatError):
+        fmt.parse(ModelResponse(tool_calls=[ToolCall(id="c2", name="try", arguments={})]))
+
+
+def test_novelty_flags_copies_of_references(tmp_path: Path) -> None:
+    assert similarity("a b c d", "a b c d") == 1.0
+    assert similarity("one two three", "four five six") == 0.0
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    text = (TEMPLATE_DIR / "instruction.md").read_text()
+    (copy / "instruction.md").write_text(text.replace("same order", "same order, please"))
+    result = check_novelty(copy, [TEMPLATE_DIR])
+    assert not result.is_new and result.duplicate_of == "draft_template" and result.similarity > 0.8
+    (copy / "instruction.md").write_text("Sum the integers of /app/data/numbers.txt into /app/sum.txt.")
+    assert check_novelty(copy, [TEMPLATE_DIR]).is_new
+
+
+def test_build_feedback_names_the_failing_line_and_unavailable_base_image() -> None:
+    dockerfile = "FROM autoenv/terminal:latest\nWORKDIR /app\n\nRUN apt-get install -y awk\n"
+    detail = (
+        "building autoenv-task/x:1 failed: The command '/bin/sh -c apt-get install -y awk' returned a non-zero "
+        "code: 100\nStep 1/3 : FROM autoenv/terminal:latest\n ---> abc\nStep 2/3 : WORKDIR /app\n"
+        "Step 3/3 : RUN apt-get install -y awk\nE: Unable to locate package awk"
+    )
+    lines = build_feedback(detail, dockerfile, [], ["autoenv/terminal:latest"])
+    assert lines[0] == "build failed at Dockerfile line 4: RUN apt-get install -y awk"
+    assert any("Unable to locate package awk" in ln for ln in lines[1:])
+    finding = Finding(
+        rule="uncataloged-base-image",
+        severity="warning",
+        file="environment/Dockerfile",
+        line=1,
+        message="FROM ubuntu:20.04 is not a catalog image (known: x); it may not build offline",
+    )
+    lines = build_feedback(
+        "pull access denied for ubuntu", "FROM ubuntu:20.04\n", [finding], ["autoenv/terminal:latest"]
+    )
+    assert lines[0] == "base image ubuntu:20.04 is not available here; use one of: autoenv/terminal:latest"
+
+
+def test_prompt_proposal_is_written_as_a_clean_task_dir(tmp_path: Path) -> None:
+    proposal = parse_proposal("Here it is:\n" + prompt_reply())
+    assert proposal is not None
+    data = json.loads(prompt_reply())
+    data["environment_files"].append({"path": "../../etc/evil", "content": "x"})
+    data["test_files"].append({"path": "tests/helper.py", "content": "X = 1"})
+    proposal = parse_proposal(json.dumps(data))
+    assert proposal is not None
+    notes = write_proposal(proposal, tmp_path / "t", "terminal")
+    assert notes == ["left out environment file '../../etc/evil' (unsafe or duplicate path)"]
+    assert (tmp_path / "t" / "tests" / "helper.py").read_text() == "X = 1\n"
+    assert (tmp_path / "t" / "environment" / "numbers.txt").is_file()
+    assert [f.rule for f in lint_task(tmp_path / "t") if f.severity == "error"] == []
+    assert parse_proposal("no json here") is None
+    assert parse_proposal('{"instruction": 3}') is None
+
+
+def test_inline_examples_cuts_long_files() -> None:
+    examples = Path(__file__).resolve().parents[3] / "examples" / "terminal"
+    text = inline_examples([examples / "log-error-summary"], max_chars=100_000)
+    assert text.index("### instruction.md") < text.index("### environment/Dockerfile")
+    assert "[... truncated:" in text and len(text) < 20_000
