@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pool_tasks import TOPICS, one_word_changed, write_task
 
+from autoenvscaling.pool import dedup
 from autoenvscaling.pool.dedup import (
     SCHEMA,
     DedupConfig,
@@ -42,6 +43,14 @@ def test_signature_is_deterministic_and_sized() -> None:
     assert sig is not None and len(sig) == CFG.num_perm * 4
     assert sig == signature_of_text(text, CFG)
     assert signature_of_text("", CFG) is None
+
+
+def test_numpy_and_stdlib_signatures_are_identical(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numpy")
+    texts = [TOPICS[t][0] + TOPICS[t][1] for t in TOPICS] + ["one", "a b c d e f g h"]
+    fast = [signature_of_text(t, CFG) for t in texts]
+    monkeypatch.setattr(dedup, "_numpy", lambda: None)
+    assert [signature_of_text(t, CFG) for t in texts] == fast
 
 
 def test_similarity_estimates_jaccard() -> None:

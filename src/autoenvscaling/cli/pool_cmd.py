@@ -36,9 +36,13 @@ _STATUS_STYLE = {
 }
 
 
-def _id_column() -> Column:
+def _id_column(header: str = "id") -> Column:
     # Ids are what users copy into `show` and `retire`: never shortened.
-    return Column("id", no_wrap=True, min_width=16)
+    return Column(header, no_wrap=True, min_width=16)
+
+
+def _status_column() -> Column:
+    return Column("status", no_wrap=True, min_width=9)
 
 
 def _open(pool: Path) -> Pool:
@@ -85,12 +89,12 @@ def import_(
 
 
 def _print_results(results: list[AddResult], root: Path) -> None:
-    table = Table(_id_column(), "outcome", "status", "duplicate of", "task")
+    table = Table(_id_column(), Column("outcome", no_wrap=True), _status_column(), _id_column("duplicate of"), "task")
     for r in results:
         dup = "-" if r.duplicate_of is None or r.outcome == "exact-duplicate" else r.duplicate_of
-        if r.similarity is not None:
-            dup += f" ({r.similarity:.2f})"
-        table.add_row(r.id, r.outcome, r.status.value if r.status else "-", dup, escape(r.source_path))
+        outcome = r.outcome if r.similarity is None else f"{r.outcome} ({r.similarity:.2f})"
+        status = r.status.value if r.status else "-"
+        table.add_row(r.id, outcome, status, dup, escape(Path(r.source_path).name))
     console.print(table)
     counts = {o: sum(r.outcome == o for r in results) for o in ("added", "near-duplicate", "exact-duplicate")}
     rejected = sum(r.outcome == "rejected" for r in results)
@@ -110,7 +114,7 @@ def list_(
     """Entries of the pool as a table."""
     with _open(pool) as p:
         entries = p.list(status=status, domain=domain, round=round_)
-        table = Table(_id_column(), "name", "domain", "round", "status", "pass rate", "created")
+        table = Table(_id_column(), "name", "domain", "round", _status_column(), "pass rate", "created")
         for e in entries:
             style = _STATUS_STYLE.get(e.status.value, "white")
             rate = "-" if e.calibration is None else f"{e.calibration.pass_rate:.2f}"

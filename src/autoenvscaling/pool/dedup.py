@@ -4,7 +4,7 @@ Each environment's text (instruction plus test files) becomes a set of word k-sh
 holds, for each of ``num_perm`` hash functions, the smallest hash over the set; the share of equal positions of
 two signatures estimates the Jaccard similarity of the two sets. The ``num_perm`` hash functions are the 32-bit
 words of one SHAKE-128 digest per shingle, so a signature is an element-wise minimum over digests and needs
-nothing beyond the standard library.
+nothing beyond the standard library (numpy, where installed, computes the same minimum faster).
 
 LSH banding: the signature is cut into ``bands`` bands of ``rows`` values; two environments become candidates
 when any band is equal. A band is stored as one 64-bit key in the ``dedup_bands`` table (primary key
@@ -23,6 +23,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 
 from pydantic import BaseModel, Field
 
@@ -96,16 +97,29 @@ def shingles(text: str, k: int) -> set[str]:
 def minhash(shingle_set: Iterable[str], num_perm: int) -> bytes | None:
     """The MinHash signature as ``num_perm`` little-endian uint32 values; None for an empty set."""
     size = num_perm * 4
-    digests = [array("I", hashlib.shake_128(s.encode()).digest(size)) for s in shingle_set]
+    digests = [hashlib.shake_128(s.encode()).digest(size) for s in shingle_set]
     if not digests:
         return None
+    np = _numpy()
+    if np is not None:  # same values, ~50x faster minimum; numpy comes with the report extra
+        return bytes(np.frombuffer(b"".join(digests), dtype="<u4").reshape(len(digests), num_perm).min(axis=0).data)
+    rows = [array("I", d) for d in digests]
     if sys.byteorder == "big":
-        for d in digests:
-            d.byteswap()
-    sig = array("I", map(min, zip(*digests, strict=True)))
+        for row in rows:
+            row.byteswap()
+    sig = array("I", map(min, zip(*rows, strict=True)))
     if sys.byteorder == "big":
         sig.byteswap()
     return sig.tobytes()
+
+
+@lru_cache(maxsize=1)
+def _numpy() -> ModuleType | None:
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
 
 
 def signature_of_text(text: str, config: DedupConfig) -> bytes | None:
