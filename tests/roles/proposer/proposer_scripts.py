@@ -39,7 +39,7 @@ def write_task_command(test_sh: str) -> str:
     t = "/workshop/task"
     return "\n".join(
         [
-            f"rm -f {t}/environment/input.txt && mkdir -p {t}/environment {t}/solution {t}/tests",
+            f"rm -rf {t}/environment/data && mkdir -p {t}/environment {t}/solution {t}/tests",
             heredoc(f"{t}/instruction.md", INSTRUCTION),
             heredoc(f"{t}/environment/Dockerfile", DOCKERFILE),
             heredoc(f"{t}/environment/numbers.txt", NUMBERS),

@@ -64,3 +64,15 @@ def test_copy_out_takes_only_the_draft_and_never_follows_links(workshop: Worksho
     assert all(p.read_text(errors="replace") != host_passwd for p in copy.path.rglob("*") if p.is_file())
     assert any(s.startswith("instruction.md (symbolic link -> /etc/passwd)") for s in copy.skipped)
     assert any(s.startswith("tests/etc (symbolic link") for s in copy.skipped)
+
+
+def test_the_starting_template_is_a_valid_task(tmp_path: Path) -> None:
+    from autoenvscaling.validate.run import ValidationRun
+    from autoenvscaling.validate.validator import ValidationConfig
+
+    backend = DockerBackend()
+    try:
+        (report,), _ = ValidationRun(tmp_path / "run", backend, ValidationConfig(repeats=1)).run([TEMPLATE_DIR])
+    finally:
+        backend.client.close()
+    assert report.verdict.value == "valid", (report.failed_checks, report.error)
