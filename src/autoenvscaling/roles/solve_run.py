@@ -59,9 +59,7 @@ class AttemptRecord(BaseModel):
         ctx = res.agent_result
         meta: dict[str, Any] = ctx.metadata if ctx else {}
         err = res.exception_info
-        wall = (
-            (res.finished_at - res.started_at).total_seconds() if res.finished_at and res.started_at else 0.0
-        )
+        wall = (res.finished_at - res.started_at).total_seconds() if res.finished_at and res.started_at else 0.0
         return cls(
             task_name=res.task_name,
             task_path=str(task_path),
@@ -159,9 +157,7 @@ class SolveRun:
             self.log.reset()
         else:
             self.backend.cleanup(self.run_dir.name)
-        (self.run_dir / "config.resolved.toml").write_text(
-            tomli_w.dumps(self.resolved_config), encoding="utf-8"
-        )
+        (self.run_dir / "config.resolved.toml").write_text(tomli_w.dumps(self.resolved_config), encoding="utf-8")
         tasks = {t: load_task(t) for t in task_dirs}
         finished = {(r.task_path, r.attempt) for r in done}
         jobs = [(t, i) for t in task_dirs for i in range(1, self.attempts + 1) if (str(t), i) not in finished]
@@ -170,22 +166,24 @@ class SolveRun:
         def attempt(task_dir: Path, i: int) -> AttemptRecord:
             trial_dir = trials / f"{tasks[task_dir].name}__{i}"
             shutil.rmtree(trial_dir, ignore_errors=True)  # a crashed attempt is redone from scratch
-            res = self.runner.run(tasks[task_dir], self.agent_factory(), trial_dir)
+            more = i < self.attempts and (str(task_dir), i + 1) not in finished
+            res = self.runner.run(tasks[task_dir], self.agent_factory(), trial_dir, prewarm_next=more)
             return AttemptRecord.from_trial(task_dir, i, trial_dir, res)
 
         started = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="solve") as pool:
-            futures = [pool.submit(attempt, t, i) for t, i in jobs]
-            for fut in as_completed(futures):
-                rec = fut.result()
-                self.log.append(rec)
-                records.append(rec)
-                on_done(rec)
+        try:
+            with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="solve") as pool:
+                futures = [pool.submit(attempt, t, i) for t, i in jobs]
+                for fut in as_completed(futures):
+                    rec = fut.result()
+                    self.log.append(rec)
+                    records.append(rec)
+                    on_done(rec)
+        finally:
+            self.runner.close()
         order = {str(t): n for n, t in enumerate(task_dirs)}
         records.sort(key=lambda r: (order.get(r.task_path, 0), r.attempt))
-        summaries = [
-            summarize_task(tasks[t].name, [r for r in records if r.task_path == str(t)]) for t in task_dirs
-        ]
+        summaries = [summarize_task(tasks[t].name, [r for r in records if r.task_path == str(t)]) for t in task_dirs]
         summary = {
             "run_dir": str(self.run_dir),
             "wall_sec": time.perf_counter() - started,

@@ -23,12 +23,18 @@ def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 
 def pack_path(src: Path, arcname: str) -> IO[bytes]:
-    """A tar of ``src`` named ``arcname``; for a directory, of its contents (``arcname`` is then ignored)."""
+    """A tar of ``src`` named ``arcname``; for a directory, of its contents, under ``arcname/`` when given."""
     buf: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 - the caller owns it
     with tarfile.open(fileobj=buf, mode="w") as tar:
         if src.is_dir():
-            for child in sorted(src.iterdir()):
-                tar.add(child, arcname=child.name, filter=_as_root)
+            children = sorted(src.iterdir())
+            # No entry for the top directory itself unless it is empty: the engine creates missing parents
+            # (0755), and an existing directory keeps its own mode and owner.
+            if arcname and not children:
+                tar.add(src, arcname=arcname, recursive=False, filter=_as_root)
+            for child in children:
+                name = f"{arcname}/{child.name}" if arcname else child.name
+                tar.add(child, arcname=name, filter=_as_root)
         else:
             tar.add(src, arcname=arcname, filter=_as_root)
     buf.seek(0)

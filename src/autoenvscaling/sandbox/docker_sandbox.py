@@ -244,7 +244,13 @@ class DockerSandbox:
             raise SandboxError(f"cannot upload {src}: no such file or directory")
         if not src.is_dir():
             dst = dst + src.name if dst.endswith("/") else dst
-        directory, name = (dst, "") if src.is_dir() else (posixpath.dirname(dst) or "/", posixpath.basename(dst))
+        # A directory goes into its parent under its own name, so a missing dst (the common case: /tests,
+        # /solution) costs no extra `mkdir` exec; the parent of an absolute path almost always exists.
+        target = dst.rstrip("/") or "/"
+        if src.is_dir() and target == "/":
+            directory, name = "/", ""
+        else:
+            directory, name = posixpath.dirname(target) or "/", posixpath.basename(target)
         with archive.pack_path(src, name) as data:
             self._put(directory, data)
 

@@ -71,9 +71,7 @@ def check_leakage(task: Task, sandbox: Sandbox) -> list[CheckResult]:
             found_solution.append(f"{path} (= solution/{solution[digest]})")
         if digest in tests:
             found_tests.append(f"{path} (= tests/{tests[digest]})")
-    dirs = sandbox.exec(
-        "for d in /solution /tests; do [ -e $d ] && echo $d; done; true", timeout=30
-    ).stdout.split()
+    dirs = sandbox.exec("for d in /solution /tests; do [ -e $d ] && echo $d; done; true", timeout=30).stdout.split()
     found_solution += [f"{d} exists" for d in dirs if d == "/solution"]
     found_tests += [f"{d} exists" for d in dirs if d == "/tests"]
     reward = sandbox.exec(

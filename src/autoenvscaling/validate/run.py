@@ -123,18 +123,19 @@ class ValidationRun:
         for t in todo:  # partial trial dirs of unfinished tasks are redone from scratch
             for d in self.trials_dir.glob(f"{t.name}__*"):
                 shutil.rmtree(d, ignore_errors=True)
-        validator = TaskValidator(
-            self.backend, self.builder, self.config, self.trials_dir, run_id=self.run_id
-        )
+        validator = TaskValidator(self.backend, self.builder, self.config, self.trials_dir, run_id=self.run_id)
         started = time.perf_counter()
         reports = list(done)
-        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="validate") as pool:
-            futures = [pool.submit(validator.validate, t, _status_for(t.name, on_status)) for t in todo]
-            for fut in as_completed(futures):
-                report = fut.result()
-                self.log.append(report)
-                reports.append(report)
-                on_done(report)
+        try:
+            with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="validate") as pool:
+                futures = [pool.submit(validator.validate, t, _status_for(t.name, on_status)) for t in todo]
+                for fut in as_completed(futures):
+                    report = fut.result()
+                    self.log.append(report)
+                    reports.append(report)
+                    on_done(report)
+        finally:
+            validator.close()
         order = {str(t): i for i, t in enumerate(task_dirs)}
         reports.sort(key=lambda r: order.get(r.task_path, len(order)))
         summary = summarize(self.run_dir, reports, time.perf_counter() - started)

@@ -125,6 +125,7 @@ class TaskValidator:
         finally:
             rep.timings["build"] = time.perf_counter() - t
 
+        self.runner.prewarm(task)  # oracle-1's sandbox starts while the leakage scan runs
         if self.config.check_leakage:
             t = time.perf_counter()
             status("leakage")
@@ -143,9 +144,7 @@ class TaskValidator:
             res = self._trial(task, NopAgent(), "nop", rep)
             reward = res.reward
             if reward is not None:
-                rep.checks.append(
-                    R.CheckResult(id=R.NOP, passed=reward <= _REWARD_EPS, detail=f"reward {reward:g}")
-                )
+                rep.checks.append(R.CheckResult(id=R.NOP, passed=reward <= _REWARD_EPS, detail=f"reward {reward:g}"))
             rep.timings["nop"] = time.perf_counter() - t
 
     def _oracle_runs(self, task: Task, rep: R.ValidationReport, status: Status) -> None:
@@ -154,7 +153,8 @@ class TaskValidator:
         timed_out = False
         for i in range(1, self.config.repeats + 1):
             status(f"oracle {i}/{self.config.repeats}")
-            res = self._trial(task, OracleAgent(), f"oracle-{i}", rep)
+            last = i == self.config.repeats and not self.config.run_nop
+            res = self._trial(task, OracleAgent(), f"oracle-{i}", rep, prewarm_next=not last)
             if res.exception_info and res.exception_info.exception_type == "AgentTimeoutError":
                 timed_out = True
             if res.reward is not None:  # a run with no reward is already a failed check of its own
@@ -173,8 +173,13 @@ class TaskValidator:
         else:
             rep.checks.append(R.CheckResult(id=R.ORACLE_FLAKY, passed=False, detail=detail))
 
-    def _trial(self, task: Task, agent: TrialAgent, label: str, rep: R.ValidationReport) -> TrialResult:
-        res = self.runner.run(task, agent, self.trials_dir / f"{task.name}__{label}")
+    def close(self) -> None:
+        self.runner.close()
+
+    def _trial(
+        self, task: Task, agent: TrialAgent, label: str, rep: R.ValidationReport, prewarm_next: bool = False
+    ) -> TrialResult:
+        res = self.runner.run(task, agent, self.trials_dir / f"{task.name}__{label}", prewarm_next=prewarm_next)
         err = res.exception_info
         rep.trials.append(
             R.TrialSummary(
@@ -189,9 +194,7 @@ class TaskValidator:
         check = _verifier_check(res)
         if check is not None:
             assert err is not None
-            rep.checks.append(
-                R.CheckResult(id=check, passed=False, detail=f"{label}: {err.exception_message}")
-            )
+            rep.checks.append(R.CheckResult(id=check, passed=False, detail=f"{label}: {err.exception_message}"))
         elif err is not None and res.verifier_result is None:
             # Not the task's fault as far as we can tell: the infrastructure failed.
             raise RuntimeError(f"{label} trial failed: {err.exception_type}: {err.exception_message}")

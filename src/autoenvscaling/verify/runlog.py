@@ -18,9 +18,7 @@ def new_run_id(prefix: str) -> str:
 
 
 def latest_run_dir(runs_root: Path, prefix: str) -> Path | None:
-    candidates = sorted(
-        (p for p in runs_root.glob(f"{prefix}-*") if p.is_dir()), key=lambda p: p.stat().st_mtime
-    )
+    candidates = sorted((p for p in runs_root.glob(f"{prefix}-*") if p.is_dir()), key=lambda p: p.stat().st_mtime)
     return candidates[-1] if candidates else None
 
 

@@ -18,6 +18,7 @@ from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.errors import AgentTimeoutError
 from autoenvscaling.verify.paths import TrialPaths
+from autoenvscaling.verify.prewarm import Prewarmer
 from autoenvscaling.verify.results import ExceptionInfo, TaskId, TimingInfo, TrialResult, utcnow
 from autoenvscaling.verify.verifier import Verifier
 
@@ -41,11 +42,45 @@ class TrialRunner:
     """Runs trials of tasks on one backend. Thread-safe: call ``run`` from several threads."""
 
     def __init__(
-        self, backend: SandboxBackend, builder: EnvironmentBuilder, run_id: str | None = None
+        self,
+        backend: SandboxBackend,
+        builder: EnvironmentBuilder,
+        run_id: str | None = None,
+        *,
+        prewarm: bool = True,
     ) -> None:
         self.backend = backend
         self.builder = builder
         self.run_id = run_id
+        self.prewarmer = Prewarmer(backend) if prewarm else None
+
+    def close(self) -> None:
+        """Stop spare sandboxes nobody took. Call once no more trials will run."""
+        if self.prewarmer is not None:
+            self.prewarmer.close()
+
+    def prewarm(self, task: Task) -> None:
+        """Start a sandbox for this task's next trial in the background."""
+        if self.prewarmer is not None:
+            image = self.builder.image_for(task)
+            spare = self.builder.spec_for(task, image, name_hint=f"{task.name}__next", run_id=self.run_id)
+            self.prewarmer.prepare(f"{task.paths.root}|{image}", spare)
+
+    def _sandbox(self, task: Task, trial_dir: Path, prewarm_next: bool) -> Sandbox:
+        image = self.builder.image_for(task)
+        key = f"{task.paths.root}|{image}"
+        sandbox = self.prewarmer.take(key) if self.prewarmer else None
+        if sandbox is None:
+            spec = self.builder.spec_for(task, image, name_hint=trial_dir.name, run_id=self.run_id)
+            sandbox = self.backend.create(spec)
+            try:
+                sandbox.start()
+            except BaseException:
+                sandbox.stop()
+                raise
+        if prewarm_next:
+            self.prewarm(task)
+        return sandbox
 
     def run(
         self,
@@ -54,7 +89,9 @@ class TrialRunner:
         trial_dir: Path,
         *,
         agent_timeout_sec: float | None = None,
+        prewarm_next: bool = False,
     ) -> TrialResult:
+        """Run one trial. ``prewarm_next``: another trial of this task follows, so start its sandbox now."""
         paths = TrialPaths(trial_dir).make()
         result = TrialResult(
             task_name=task.name,
@@ -69,10 +106,7 @@ class TrialRunner:
         try:
             result.environment_setup = TimingInfo()
             with _timed(result.environment_setup):
-                image = self.builder.image_for(task)
-                spec = self.builder.spec_for(task, image, name_hint=trial_dir.name, run_id=self.run_id)
-                sandbox = self.backend.create(spec)
-                sandbox.start()
+                sandbox = self._sandbox(task, trial_dir, prewarm_next)
                 sandbox.exec(
                     f"mkdir -p {CONTAINER_LOGS_AGENT} {CONTAINER_LOGS_VERIFIER} {CONTAINER_LOGS_ARTIFACTS}",
                     timeout=30,

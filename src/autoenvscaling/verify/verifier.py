@@ -108,9 +108,7 @@ class Verifier:
         if not self.task.paths.tests_dir.is_dir():
             raise VerifierError(f"{self.task.paths.tests_dir}: missing")
         self.sandbox.upload(self.task.paths.tests_dir, CONTAINER_TESTS_DIR)
-        self.sandbox.exec(
-            f"chmod -R a+rX {CONTAINER_TESTS_DIR} && chmod +x {CONTAINER_TESTS_DIR}/test.sh", timeout=30
-        )
+        self.sandbox.exec(f"chmod -R a+rX {CONTAINER_TESTS_DIR} && chmod +x {CONTAINER_TESTS_DIR}/test.sh", timeout=30)
 
     def run_tests(self) -> None:
         """Step 3: the test script, output to test-stdout.txt, under the verifier timeout."""
