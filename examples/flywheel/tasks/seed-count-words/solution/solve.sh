@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+wc -w < /app/text.txt > /app/words.txt

@@ -1,0 +1,119 @@
+"""Stages where environments are made: propose (episodes per domain) and validate (the pipeline's own checks).
+
+Both run through ``roles.proposer.run.ProposeRun``, one per domain: ``propose/<domain>/`` holds its episodes
+and candidates, ``validate/<domain>/`` its validation run. A domain is finished when its ``generations.json``
+(propose) or ``records.json`` (validate) exists; a half-done domain is redone from an empty dir.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from autoenvscaling.flywheel.context import RoundContext
+from autoenvscaling.flywheel.crash import checkpoint
+from autoenvscaling.flywheel.domains import allocate
+from autoenvscaling.flywheel.layout import fresh_dir, write_atomic
+from autoenvscaling.flywheel.records import DigestOutput, Generation, ProposeOutput, ValidateOutput
+from autoenvscaling.llm.base import Message, Model, ModelError, ModelResponse, ToolSpec
+from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
+from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+from autoenvscaling.validate.validator import ValidationConfig
+
+_GENERATIONS = TypeAdapter(list[GenerationResult])
+_RECORDS = TypeAdapter(list[ProposalRecord])
+
+
+class _NoModel:
+    """Validation needs no model; ``ProposeRun`` takes one, so it gets this (which refuses to be called)."""
+
+    name = "none"
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[ToolSpec] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ModelResponse:
+        raise ModelError("the validate stage calls no model")
+
+
+def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None) -> ProposeConfig:
+    cfg = ctx.config
+    return ProposeConfig(
+        mode=cfg.proposer_mode,
+        n=max(1, n),
+        concurrency=cfg.concurrency.propose,
+        validation_concurrency=cfg.concurrency.validation,
+        from_path=Path(digest.digest_path).parent if digest is not None else None,
+        proposer=cfg.proposer,
+        validation=ValidationConfig(repeats=cfg.counts.validation_repeats),
+    )
+
+
+def run_propose(ctx: RoundContext, digest: DigestOutput) -> ProposeOutput:
+    counts = allocate(ctx.config.counts.proposals, ctx.config.domains)
+    ctx.events.stage_started(ctx.n, "propose", sum(counts.values()))
+    generations: list[Generation] = []
+    name = ""
+    with ctx.proposer_model() as model:
+        name = model.name
+        for domain, n in counts.items():
+            if n == 0:
+                continue
+            generations += [Generation(domain=domain, result=g) for g in _propose_domain(ctx, model, domain, n, digest)]
+    return ProposeOutput(round=ctx.n, stage="propose", proposer=name, generations=generations)
+
+
+def _propose_domain(
+    ctx: RoundContext, model: Model, domain: str, n: int, digest: DigestOutput
+) -> list[GenerationResult]:
+    out = ctx.stage_dir("propose") / domain
+    done = out / "generations.json"
+    if done.is_file():
+        results = _GENERATIONS.validate_json(done.read_bytes())
+        for g in results:
+            ctx.events.advance(ctx.n, "propose", f"{domain}/{g.id}")
+        return results
+    fresh_dir(out)
+    run = ProposeRun(out, ctx.backend, model, ctx.domains[domain], _propose_config(ctx, n, digest))
+
+    def on_generated(g: GenerationResult) -> None:
+        what = "candidate" if g.candidate_dir else (g.error or ", ".join(g.failed_checks) or "no candidate")
+        ctx.events.advance(ctx.n, "propose", f"{domain}/{g.id}: {what}")
+        checkpoint("item")
+
+    results = run.generate(on_generated)
+    write_atomic(done, _GENERATIONS.dump_json(results, indent=2).decode())
+    return results
+
+
+def run_validate(ctx: RoundContext, proposed: ProposeOutput) -> ValidateOutput:
+    by_domain: dict[str, list[GenerationResult]] = {}
+    for g in proposed.generations:
+        by_domain.setdefault(g.domain, []).append(g.result)
+    ctx.events.stage_started(ctx.n, "validate", sum(1 for g in proposed.generations if g.result.candidate_dir))
+    records: list[ProposalRecord] = []
+    for domain, gens in by_domain.items():
+        records += _validate_domain(ctx, domain, gens)
+    return ValidateOutput(round=ctx.n, stage="validate", records=records)
+
+
+def _validate_domain(ctx: RoundContext, domain: str, gens: list[GenerationResult]) -> list[ProposalRecord]:
+    out = ctx.stage_dir("validate") / domain
+    done = out / "records.json"
+    if done.is_file():
+        return _RECORDS.validate_json(done.read_bytes())
+    fresh_dir(out)
+    run = ProposeRun(out, ctx.backend, _NoModel(), ctx.domains[domain], _propose_config(ctx, len(gens), None))
+
+    def on_validated(report: Any) -> None:
+        ctx.events.advance(ctx.n, "validate", f"{domain}/{Path(report.task_path).name}: {report.verdict}")
+        checkpoint("item")
+
+    records = run.validate(gens, on_validated)
+    write_atomic(done, _RECORDS.dump_json(records, indent=2).decode())
+    return records
