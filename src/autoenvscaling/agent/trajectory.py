@@ -291,3 +291,14 @@ def read_trajectory(path: Path) -> Trajectory:
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
         kind = "not valid JSON" if first["type"] == "json_invalid" else "not a valid ATIF trajectory"
         raise TrajectoryError(f"{path}: {kind}: {where}: {first['msg']}{more}") from None
+
+
+def update_trajectory_extra(path: Path, **extra: Any) -> Trajectory:
+    """Merge run-level facts into a finished trajectory's ``extra`` (e.g. a reward known only later) and rewrite
+    the file atomically. Writing the same facts again leaves the file as it was."""
+    trajectory = read_trajectory(path)
+    trajectory.extra = {**(trajectory.extra or {}), **extra}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(trajectory.model_dump_json(exclude_none=True, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+    return trajectory

@@ -35,6 +35,9 @@ def _register() -> None:
     from autoenvscaling.cli import pool_cmd
 
     app.add_typer(pool_cmd.app, name="pool")
+    from autoenvscaling.cli import flywheel_cmd
+
+    app.add_typer(flywheel_cmd.app, name="flywheel")
 
 
 _register()

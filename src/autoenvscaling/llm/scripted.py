@@ -59,14 +59,19 @@ class ScriptedModel:
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
-        """A JSON list of strings (replies) in a file: the form selectable from config/CLI."""
+        """A JSON list of strings (replies), or a rules object (``scripted_rules``): forms selectable from config."""
         try:
             data: Any = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as e:
             raise ModelError(f"{path}: cannot read scripted replies: {e}") from None
+        name = f"scripted:{path.name}"
+        if isinstance(data, dict):  # a rules script: replies chosen per conversation (see scripted_rules)
+            from autoenvscaling.llm.scripted_rules import RuleResponder
+
+            return cls(responder=RuleResponder.from_data(data, name), name=name)
         if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-            raise ModelError(f"{path}: expected a JSON list of reply strings")
-        return cls(data, name=f"scripted:{path.name}")
+            raise ModelError(f"{path}: expected a JSON list of reply strings (or a rules object)")
+        return cls(data, name=name)
 
     def complete(
         self,
