@@ -280,6 +280,7 @@ def test_empty_choices_is_a_model_error(fake_openai: FakeOpenAI) -> None:
 
 def test_missing_api_key_for_openai_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MY_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ModelError, match=r"\$MY_KEY"):
         OpenAIModel(ModelConfig(provider="openai", name="gpt-4o-mini", api_key_env="MY_KEY"))
 
@@ -290,3 +291,12 @@ def test_api_key_is_read_from_the_named_variable(fake_openai: FakeOpenAI, monkey
     make_model(fake_openai.url, api_key_env="MY_KEY").complete(HELLO)
     headers = {k.lower(): v for k, v in fake_openai.requests[0].headers.items()}
     assert headers["authorization"] == "Bearer sk-test-123"
+
+
+def test_base_url_from_environment(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    fake_openai.reply(chat_body("from env"))
+    model = OpenAIModel(ModelConfig(provider="openai", name="fake-model"), sleep=SleepRecorder())
+    assert model.config.base_url == fake_openai.url
+    assert model.complete(HELLO).content == "from env"

@@ -79,7 +79,7 @@ def test_from_file(tmp_path: Path) -> None:
     assert model.name == "scripted:replies.json"
     assert model.complete(ASK).content == "a"
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"replies": ["a"]}))
+    bad.write_text(json.dumps(["a", 2]))
     with pytest.raises(ModelError, match="JSON list of reply strings"):
         ScriptedModel.from_file(bad)
     with pytest.raises(ModelError, match="cannot read"):

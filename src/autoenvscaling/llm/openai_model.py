@@ -36,6 +36,9 @@ class OpenAIModel:
     ) -> None:
         if not config.name:
             raise ModelError("OpenAIModel needs a model name")
+        # The SDK would read $OPENAI_BASE_URL itself; resolving it here keeps cost and messages truthful.
+        base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        config = config.model_copy(update={"base_url": base_url})
         self.config = config
         self._sleep = sleep
         self._rng = rng or random.Random()
