@@ -158,7 +158,8 @@ def _print_entry(entry: PoolEntry) -> None:
         ("dir", str(entry.path)),
     ]
     if entry.duplicate_of:
-        rows.append(("duplicate of", f"{entry.duplicate_of} (similarity {entry.similarity or 0:.2f})"))
+        how = f"{entry.duplicate_method or 'minhash'} similarity {entry.similarity or 0:.2f}"
+        rows.append(("duplicate of", f"{entry.duplicate_of} ({how})"))
     val = entry.validation
     rows.append(("validation", "-" if val is None else f"{val.verdict.value} {', '.join(val.failed_checks)}"))
     cal = entry.calibration

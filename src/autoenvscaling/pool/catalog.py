@@ -13,14 +13,16 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.pool import schema, storage
-from autoenvscaling.pool.dedup import DedupConfig, MinHashIndex, task_text
+from autoenvscaling.pool.dedup import DedupConfig
 from autoenvscaling.pool.errors import PoolError, UnknownEnvError
+from autoenvscaling.pool.matcher import Fingerprint, Matcher
 from autoenvscaling.pool.models import (
     AddResult,
     Calibration,
@@ -33,18 +35,33 @@ from autoenvscaling.pool.models import (
     PoolEntry,
 )
 from autoenvscaling.pool.rows import COLUMNS, entry_from_row
+from autoenvscaling.pool.semantic import Embedder
 from autoenvscaling.tasks.model import Task, load_task, task_content_hash
 from autoenvscaling.validate.report import ValidationReport, Verdict
 
 ID_LEN = 16
-# Entries that do not make a new environment a near-duplicate: a broken environment may be resubmitted fixed,
-# and a duplicate points at the entry it duplicates, which is matched itself.
-NON_BLOCKING = frozenset({EnvStatus.INVALID, EnvStatus.DUPLICATE})
 # Statuses that a validation or calibration result may overwrite.
 _VALIDATION_MUTABLE = frozenset({EnvStatus.CANDIDATE, EnvStatus.VALID, EnvStatus.INVALID})
 _CALIBRATION_FROZEN = frozenset({EnvStatus.RETIRED, EnvStatus.DUPLICATE, EnvStatus.INVALID})
 
 StatusFilter = EnvStatus | str | Iterable[EnvStatus | str] | None
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A staged task on its way into the catalog."""
+
+    task: Task
+    content_hash: str
+    fingerprint: Fingerprint
+    domain: str
+    round: int
+    source: EnvSource
+    lineage: Lineage
+
+    @property
+    def id(self) -> str:
+        return self.content_hash[:ID_LEN]
 
 
 def _now() -> str:
@@ -65,13 +82,13 @@ def _statuses(status: StatusFilter) -> builtins.list[EnvStatus] | None:
 class Pool:
     """Open with ``Pool.open(root)``; usable from many threads (one SQLite connection per thread)."""
 
-    def __init__(self, root: Path, dedup: DedupConfig) -> None:
+    def __init__(self, root: Path, dedup: DedupConfig, embedder: Embedder | None = None) -> None:
         self.root = root
         self.envs_dir = root / "envs"
         self.tmp_dir = root / "tmp"
         self.db_path = root / "catalog.sqlite"
         self.dedup = dedup
-        self.index = MinHashIndex(dedup)
+        self.matcher = Matcher(dedup, embedder)
         self._local = threading.local()
         self._conns: builtins.list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
@@ -79,10 +96,11 @@ class Pool:
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, root: Path | str, *, dedup: DedupConfig | None = None) -> Pool:
+    def open(cls, root: Path | str, *, dedup: DedupConfig | None = None, embedder: Embedder | None = None) -> Pool:
         """Create or open the pool at ``root``; removes what a crashed writer left behind.
 
         ``dedup`` None keeps the pool's stored settings; a different one rebuilds the dedup index.
+        ``embedder`` serves ``dedup.semantic_threshold`` (default: MiniLM, extra ``semantic``).
         """
         root = Path(root).resolve()
         root.mkdir(parents=True, exist_ok=True)
@@ -94,7 +112,7 @@ class Pool:
         finally:
             conn.close()
         stored_cfg = None if stored is None else DedupConfig.model_validate_json(stored)
-        pool = cls(root, dedup or stored_cfg or DedupConfig())
+        pool = cls(root, dedup or stored_cfg or DedupConfig(), embedder)
         try:
             pool._recover()
             if stored_cfg is None or stored_cfg != pool.dedup:
@@ -146,18 +164,15 @@ class Pool:
             storage.remove_orphans(self.envs_dir, ids)
 
     def reindex(self) -> int:
-        """Recompute every dedup signature from the env dirs under the current settings; returns how many."""
-        count = 0
+        """Recompute every fingerprint from the env dirs under the current settings; returns how many."""
         with self._write() as conn:
-            self.index.clear(conn)
-            for (env_id,) in conn.execute("SELECT id FROM envs").fetchall():
-                env_dir = self.envs_dir / env_id
-                sig = self.index.signature(task_text(env_dir)) if env_dir.is_dir() else None
-                if sig is not None:
-                    self.index.insert(conn, env_id, sig)
-                    count += 1
+            self.matcher.clear(conn)
+            rows = conn.execute("SELECT id, instruction FROM envs").fetchall()
+            for env_id, instruction in rows:
+                if (self.envs_dir / env_id).is_dir():
+                    self.matcher.store(conn, env_id, self.matcher.fingerprint(self.envs_dir / env_id, instruction))
             schema.set_meta(conn, "dedup_config", self.dedup.model_dump_json())
-        return count
+        return len(rows)
 
     # -- adding ----------------------------------------------------------------------------------------------
 
@@ -186,30 +201,26 @@ class Pool:
             if existing is not None:
                 return AddResult(id=existing, outcome="exact-duplicate", added=False, source_path=src,
                                  duplicate_of=existing, status=self.get(existing).status)  # fmt: skip
-            sig = self.index.signature(task_text(stage))
-            lineage = (lineage or Lineage()).model_copy(update={"origin_path": src})
-            return self._commit(stage, task, content_hash, sig, domain, round, source, lineage, near_duplicate)
+            pending = _Pending(
+                task=task,
+                content_hash=content_hash,
+                fingerprint=self.matcher.fingerprint(stage, task.instruction),
+                domain=domain,
+                round=round,
+                source=source,
+                lineage=(lineage or Lineage()).model_copy(update={"origin_path": src}),
+            )
+            return self._commit(stage, pending, near_duplicate)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
 
-    def _commit(
-        self,
-        stage: Path,
-        task: Task,
-        content_hash: str,
-        sig: bytes | None,
-        domain: str,
-        round_: int,
-        source: EnvSource,
-        lineage: Lineage,
-        policy: NearDuplicatePolicy,
-    ) -> AddResult:
-        dest = self.envs_dir / content_hash[:ID_LEN]
+    def _commit(self, stage: Path, pending: _Pending, policy: NearDuplicatePolicy) -> AddResult:
+        dest = self.envs_dir / pending.id
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         moved = False
         try:
-            result = self._insert_row(conn, task, content_hash, sig, domain, round_, source, lineage, policy)
+            result = self._insert_row(conn, pending, policy)
             if result.added:
                 if dest.exists():  # a crashed writer's leftover: we hold the write lock, nobody else owns it
                     shutil.rmtree(dest)
@@ -224,41 +235,30 @@ class Pool:
             raise
         return result
 
-    def _insert_row(
-        self,
-        conn: sqlite3.Connection,
-        task: Task,
-        content_hash: str,
-        sig: bytes | None,
-        domain: str,
-        round_: int,
-        source: EnvSource,
-        lineage: Lineage,
-        policy: NearDuplicatePolicy,
-    ) -> AddResult:
-        env_id, src = content_hash[:ID_LEN], str(task.paths.root)
-        existing = self._id_by_hash(conn, content_hash)  # another writer may have won the race
+    def _insert_row(self, conn: sqlite3.Connection, p: _Pending, policy: NearDuplicatePolicy) -> AddResult:
+        src = str(p.task.paths.root)
+        existing = self._id_by_hash(conn, p.content_hash)  # another writer may have won the race
         if existing is not None:
             return AddResult(id=existing, outcome="exact-duplicate", added=False, source_path=src,
                              duplicate_of=existing, status=self._status(conn, existing))  # fmt: skip
-        if conn.execute("SELECT 1 FROM envs WHERE id = ?", (env_id,)).fetchone():
-            raise PoolError(f"id collision: {env_id} is taken by other content")
-        near = self._blocking_matches(conn, sig) if policy != "ignore" and sig is not None else []
-        dup_of, sim = near[0] if near else (None, None)
-        if near and policy == "reject":
-            return AddResult(id=env_id, outcome="rejected", added=False, source_path=src,
-                             duplicate_of=dup_of, similarity=sim)  # fmt: skip
-        status = EnvStatus.DUPLICATE if near else EnvStatus.CANDIDATE
+        if conn.execute("SELECT 1 FROM envs WHERE id = ?", (p.id,)).fetchone():
+            raise PoolError(f"id collision: {p.id} is taken by other content")
+        near = self.matcher.matches(conn, p.fingerprint) if policy != "ignore" else []
+        best = near[0] if near else None
+        dup_of, sim, method = (None, None, None) if best is None else (best.env_id, best.similarity, best.method)
+        if best is not None and policy == "reject":
+            return AddResult(id=p.id, outcome="rejected", added=False, source_path=src,
+                             duplicate_of=dup_of, similarity=sim, duplicate_method=method)  # fmt: skip
+        status = EnvStatus.DUPLICATE if best else EnvStatus.CANDIDATE
         now = _now()
         conn.execute(
-            f"INSERT INTO envs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?)",
-            (env_id, content_hash, task.name, domain, round_, status.value, now, now, source,
-             lineage.model_dump_json(), dup_of, sim, task.instruction),
+            f"INSERT INTO envs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)",
+            (p.id, p.content_hash, p.task.name, p.domain, p.round, status.value, now, now, p.source,
+             p.lineage.model_dump_json(), dup_of, sim, method, p.task.instruction),
         )  # fmt: skip
-        if sig is not None:
-            self.index.insert(conn, env_id, sig)
-        return AddResult(id=env_id, outcome="near-duplicate" if near else "added", added=True, status=status,
-                         source_path=src, duplicate_of=dup_of, similarity=sim)  # fmt: skip
+        self.matcher.store(conn, p.id, p.fingerprint)
+        return AddResult(id=p.id, outcome="near-duplicate" if best else "added", added=True, status=status,
+                         source_path=src, duplicate_of=dup_of, similarity=sim, duplicate_method=method)  # fmt: skip
 
     def _id_by_hash(self, conn: sqlite3.Connection, content_hash: str) -> str | None:
         row = conn.execute("SELECT id FROM envs WHERE content_hash = ?", (content_hash,)).fetchone()
@@ -267,27 +267,17 @@ class Pool:
     def _status(self, conn: sqlite3.Connection, env_id: str) -> EnvStatus:
         return EnvStatus(conn.execute("SELECT status FROM envs WHERE id = ?", (env_id,)).fetchone()[0])
 
-    def _blocking_matches(
-        self, conn: sqlite3.Connection, sig: bytes, threshold: float | None = None
-    ) -> builtins.list[tuple[str, float]]:
-        matches = self.index.query(conn, sig, threshold)
-        if not matches:
-            return []
-        marks = ",".join("?" * len(matches))
-        rows = conn.execute(f"SELECT id, status FROM envs WHERE id IN ({marks})", [m[0] for m in matches])
-        blocking = {env_id for env_id, status in rows if EnvStatus(status) not in NON_BLOCKING}
-        return [m for m in matches if m[0] in blocking]
-
     def near_duplicates(
         self, task: Task | Path | str, *, threshold: float | None = None
     ) -> builtins.list[tuple[str, float]]:
-        """Pool entries (other than the task itself) whose estimated Jaccard similarity is >= threshold."""
-        root = task.paths.root if isinstance(task, Task) else Path(task)
-        sig = self.index.signature(task_text(root))
-        if sig is None:
-            return []
-        own = task_content_hash(root)[:ID_LEN]
-        return [m for m in self._blocking_matches(self._conn(), sig, threshold) if m[0] != own]
+        """Blocking pool entries (other than the task itself) similar to ``task``, most similar first.
+
+        ``threshold`` overrides the MinHash threshold; far below the configured one, LSH misses matches.
+        """
+        loaded = task if isinstance(task, Task) else load_task(task)
+        fp = self.matcher.fingerprint(loaded.paths.root, loaded.instruction)
+        own = task_content_hash(loaded.paths.root)[:ID_LEN]
+        return [(m.env_id, m.similarity) for m in self.matcher.matches(self._conn(), fp, threshold, exclude=own)]
 
     # -- reading ---------------------------------------------------------------------------------------------
 

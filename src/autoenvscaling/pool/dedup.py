@@ -35,7 +35,7 @@ _CHUNK = 900  # ids per IN (...) query, below SQLite's bound-parameter limit
 
 
 class DedupConfig(BaseModel):
-    """How near-duplicates are found. Changing anything but ``threshold`` needs a reindex of the pool."""
+    """How near-duplicates are found. A pool stores these; opening it with other settings rebuilds its index."""
 
     num_perm: int = Field(default=128, ge=16, le=1024)
     shingle_k: int = Field(default=3, ge=1, le=10)
@@ -45,6 +45,8 @@ class DedupConfig(BaseModel):
     # duplicate: recall is weighted up.
     fp_weight: float = 0.1
     fn_weight: float = 0.9
+    # Cosine similarity of instruction embeddings above which an entry is a near-duplicate too; None: off.
+    semantic_threshold: float | None = Field(default=None, gt=0.0, le=1.0)
 
     @property
     def banding(self) -> tuple[int, int]:

@@ -25,6 +25,7 @@ class EnvStatus(StrEnum):
 
 EnvSource = Literal["proposer", "import", "example"]
 NearDuplicatePolicy = Literal["store", "reject", "ignore"]
+DuplicateMethod = Literal["minhash", "semantic"]
 
 
 class Lineage(BaseModel):
@@ -89,7 +90,8 @@ class PoolEntry(BaseModel):
     validation: ValidationReport | None = None
     calibration: Calibration | None = None
     duplicate_of: str | None = None
-    similarity: float | None = None  # estimated Jaccard similarity to ``duplicate_of``
+    similarity: float | None = None  # to ``duplicate_of``: estimated Jaccard (minhash) or cosine (semantic)
+    duplicate_method: DuplicateMethod | None = None
     instruction: str = ""
     path: Path
 
@@ -106,6 +108,7 @@ class AddResult(BaseModel):
     status: EnvStatus | None = None  # the stored entry's status; None when nothing was stored
     duplicate_of: str | None = None
     similarity: float | None = None
+    duplicate_method: DuplicateMethod | None = None
     source_path: str
 
 

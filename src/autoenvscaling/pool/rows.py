@@ -11,13 +11,13 @@ from autoenvscaling.validate.report import ValidationReport
 
 COLUMNS = (
     "id, content_hash, name, domain, round, status, created_at, updated_at, source, lineage,"
-    " validation, calibration, duplicate_of, similarity, instruction"
+    " validation, calibration, duplicate_of, similarity, duplicate_method, instruction"
 )
 
 
 def entry_from_row(row: sqlite3.Row | tuple[object, ...], envs_dir: Path) -> PoolEntry:
     (env_id, content_hash, name, domain, round_, status, created, updated, source, lineage, validation,
-     calibration, duplicate_of, sim, instruction) = tuple(row)  # fmt: skip
+     calibration, duplicate_of, sim, method, instruction) = tuple(row)  # fmt: skip
     return PoolEntry(
         id=str(env_id),
         content_hash=str(content_hash),
@@ -33,6 +33,7 @@ def entry_from_row(row: sqlite3.Row | tuple[object, ...], envs_dir: Path) -> Poo
         calibration=None if calibration is None else Calibration.model_validate_json(str(calibration)),
         duplicate_of=None if duplicate_of is None else str(duplicate_of),
         similarity=None if sim is None else float(str(sim)),
+        duplicate_method=None if method is None else str(method),  # type: ignore[arg-type]  # validated
         instruction=str(instruction),
         path=envs_dir / str(env_id),
     )

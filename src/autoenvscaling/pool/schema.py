@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from autoenvscaling.pool import dedup
+from autoenvscaling.pool import dedup, semantic
 from autoenvscaling.pool.errors import PoolError
 
 BUSY_TIMEOUT_MS = 30_000
@@ -33,6 +33,10 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE INDEX envs_status ON envs (status)",
         "CREATE INDEX envs_domain_round ON envs (domain, round)",
         *dedup.SCHEMA,
+    ),
+    2: (
+        *semantic.SCHEMA,
+        "ALTER TABLE envs ADD COLUMN duplicate_method TEXT",
     ),
 }
 SCHEMA_VERSION = max(MIGRATIONS)
