@@ -147,3 +147,15 @@ def test_format_by_dotted_path() -> None:
 def test_json_objects_skips_broken_and_nested() -> None:
     found = [obj for obj, _, _ in json_objects('x {bad} {"a": {"b": 1}} y {"c": 2}')]
     assert found == [{"a": {"b": 1}}, {"c": 2}]
+
+
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [("ls -la", "ls -la"), ("`cat /app/x`", "cat /app/x"), ("/usr/bin/env true", "/usr/bin/env true")],
+)
+def test_bare_one_line_command_is_accepted(reply: str, command: str) -> None:
+    from autoenvscaling.agent.actions import BashBlockFormat
+    from autoenvscaling.llm.base import ModelResponse
+
+    action = BashBlockFormat().parse(ModelResponse(content=reply))
+    assert (action.kind, action.command) == ("bash", command)

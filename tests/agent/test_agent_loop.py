@@ -241,6 +241,16 @@ def test_truncate_output_edges() -> None:
 
 
 def test_template_override(sandbox: Sandbox) -> None:
-    agent, model = make_agent(["submit"], sandbox, templates={"instance.j2": "DO THIS: {{ task }}"})
+    agent, model = make_agent(
+        ["submit"], sandbox, templates={"instance.j2": "DO THIS: {{ task }}"}, min_commands_before_submit=0
+    )
     agent.run("the task")
     assert model.calls[0][1].content == "DO THIS: the task"
+
+
+def test_submit_before_any_command_is_refused(sandbox: Sandbox) -> None:
+    agent, model = make_agent(["submit", "```bash\ntrue\n```", "submit"], sandbox)
+    result = agent.run("the task")
+    assert result.exit_reason == "submitted"
+    assert result.turns == 3 and result.format_errors == 1
+    assert "no command has run yet" in model.calls[1][-1].content

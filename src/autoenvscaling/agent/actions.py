@@ -188,7 +188,29 @@ class BashBlockFormat:
             return Action(kind="submit", thought=thought)
         if commands:
             raise FormatError("the ```bash block is empty.")
+        bare = _bare_command(text)
+        if bare is not None:
+            return Action(kind="bash", command=bare, thought="")
         raise FormatError("no ```bash block found.")
+
+
+# Small models often reply with a bare command (`ls -la`) instead of a fenced block. A one-line reply that starts
+# with a common command or a path is taken as one; anything else still gets the format feedback.
+_COMMON_COMMANDS = frozenset(
+    "ls cat echo printf mkdir cd pwd grep egrep sed awk gawk find python3 python pip pip3 pytest touch cp mv rm "
+    "chmod chown head tail wc sort uniq cut tr tee bash sh git tar gzip gunzip zcat diff test make curl jq "
+    "sqlite3 xdotool screenshot start-display env export stat file du df ps kill which whoami date sleep".split()
+)
+
+
+def _bare_command(text: str) -> str | None:
+    line = text.strip().strip("`").strip()
+    if not line or "\n" in line or len(line) > 300:
+        return None
+    first = line.split()[0]
+    if first in _COMMON_COMMANDS or first.startswith(("/", "./")):
+        return line
+    return None
 
 
 class JsonFormat:

@@ -49,6 +49,9 @@ class AgentConfig(BaseModel):
     command_timeout_sec: float = Field(default=60.0, gt=0, description="per command; a timeout kills the command")
     observation_head_chars: int = Field(default=4000, ge=0, description="output characters kept from the start")
     observation_tail_chars: int = Field(default=4000, ge=0, description="output characters kept from the end")
+    min_commands_before_submit: int = Field(
+        default=1, ge=0, description="a submit before this many commands ran is refused (small models submit at once)"
+    )
     max_format_errors: int = Field(default=3, ge=1, description="consecutive unusable replies before giving up")
     templates: dict[str, str] = Field(
         default_factory=dict, description="template overrides by file name, e.g. {'system.j2': '...'}"
@@ -98,6 +101,7 @@ class Agent:
         self.usage = Usage()
         self.turns = 0
         self.format_errors = 0
+        self.commands_run = 0
         self._errors_in_a_row = 0
         self._started = time.monotonic()
         self._timeout = self.config.command_timeout_sec
@@ -190,9 +194,18 @@ class Agent:
         return response
 
     def parse(self, response: ModelResponse) -> Action:
-        return self.action_format.parse(response)
+        action = self.action_format.parse(response)
+        if action.kind == "submit" and self.commands_run < self.config.min_commands_before_submit:
+            ids = (action.tool_call_id,) if action.tool_call_id else ()
+            raise FormatError(
+                "Submission refused: no command has run yet. Run commands to do the task and check the result "
+                "first; submit only after a command's output shows the task is done.",
+                ids,
+            )
+        return action
 
     def execute(self, action: Action) -> ExecResult:
+        self.commands_run += 1
         self._timeout = self.config.command_timeout_sec
         if self.config.max_wall_sec is not None:  # a command may not outlive the run's budget
             self._timeout = max(1.0, min(self._timeout, self.config.max_wall_sec - self.elapsed()))
