@@ -152,10 +152,11 @@ class Pool:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
 
     def _recover(self) -> None:
         storage.clean_staging(self.tmp_dir)
@@ -164,15 +165,27 @@ class Pool:
             storage.remove_orphans(self.envs_dir, ids)
 
     def reindex(self) -> int:
-        """Recompute every fingerprint from the env dirs under the current settings; returns how many."""
+        """Recompute every fingerprint from the env dirs under the current settings; returns how many.
+
+        Fingerprints are computed before the write lock is taken (an embedding model may load for a while),
+        then entries added in the meantime are fingerprinted under the lock.
+        """
+        fps = self._fingerprints(self._conn().execute("SELECT id, instruction FROM envs").fetchall())
         with self._write() as conn:
-            self.matcher.clear(conn)
             rows = conn.execute("SELECT id, instruction FROM envs").fetchall()
-            for env_id, instruction in rows:
-                if (self.envs_dir / env_id).is_dir():
-                    self.matcher.store(conn, env_id, self.matcher.fingerprint(self.envs_dir / env_id, instruction))
+            fps.update(self._fingerprints([r for r in rows if r[0] not in fps]))
+            self.matcher.clear(conn)
+            for env_id, fp in fps.items():
+                self.matcher.store(conn, env_id, fp)
             schema.set_meta(conn, "dedup_config", self.dedup.model_dump_json())
-        return len(rows)
+        return len(fps)
+
+    def _fingerprints(self, rows: Iterable[tuple[str, str]]) -> dict[str, Fingerprint]:
+        return {
+            env_id: self.matcher.fingerprint(self.envs_dir / env_id, instruction)
+            for env_id, instruction in rows
+            if (self.envs_dir / env_id).is_dir()
+        }
 
     # -- adding ----------------------------------------------------------------------------------------------
 
