@@ -47,7 +47,7 @@ class EmbeddedServer:
         verbose: bool = False,
     ) -> None:
         if parallel < 1 or ctx_per_slot < 256:
-            raise ModelError(f"embedded server: need parallel >= 1, ctx_per_slot >= 256; got {parallel}, {ctx_per_slot}")
+            raise ModelError(f"need parallel >= 1, ctx_per_slot >= 256; got {parallel}, {ctx_per_slot}")
         self.size = size
         self._model_path = model_path
         self._port = port
