@@ -139,7 +139,12 @@ def main() -> None:
 
     domain = domain_context(args.domain)
     mcfg = parse_model_arg(args.model, base_url=args.base_url).model_copy(
-        update={"max_tokens": args.max_tokens, "temperature": args.temperature, "embedded_parallel": args.concurrency}
+        update={
+            "max_tokens": args.max_tokens,
+            "temperature": args.temperature,
+            "embedded_parallel": args.concurrency,
+            "embedded_ctx": 32768,  # agentic episodes outgrow the default context of a slot
+        }
     )
     proposer = ProposerConfig(max_turns=args.max_turns, max_checks=args.max_checks)
     backend = get_backend(args.backend)

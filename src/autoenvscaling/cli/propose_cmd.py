@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 console = Console()
 _MODES = ("agentic", "prompt")
+EPISODE_CTX = 32768
 
 
 def records_table(records: list[ProposalRecord], title: str) -> Table:
@@ -121,6 +122,8 @@ def propose(
             "embedded_parallel": max(mcfg.embedded_parallel, concurrency),
             "temperature": temperature if temperature is not None else mcfg.temperature,
             "max_tokens": max_tokens or (4096 if mode == "prompt" else 2048),
+            # An episode's history (files read, check reports) outgrows the default context of a slot.
+            "embedded_ctx": max(mcfg.embedded_ctx, EPISODE_CTX if mode == "agentic" else 0),
         }
     )
     source = f"trajectories from {from_path}" if from_path else "no solver trajectories"
