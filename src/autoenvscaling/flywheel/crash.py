@@ -1,9 +1,10 @@
 """A test hook: ``AUTOENV_TEST_CRASH_AT=<point>[#n]`` makes the process SIGKILL itself at the n-th (default
 first) time it passes ``point``, exactly as a machine failure would end it: no cleanup, no flushing.
 
-Points are named ``r<round>.<stage>.<event>``: ``start``, ``item`` (one item's record written), ``attempt``
-(one solver attempt finished), ``sandbox`` (a sandbox was just started), ``done`` (the stage's output
-written). ``fnmatch`` patterns work (``r2.*.item``). Nothing happens when the variable is unset.
+Points are named ``r<round>.<stage>.<event>``. Events: ``start``; ``item`` (one item's record written);
+``pool`` (a pool write committed, its record not yet written); ``attempt`` (one solver attempt finished);
+``sandbox`` (a sandbox was just started, so a container is running); ``done`` (the stage's output written).
+``fnmatch`` patterns work (``r2.*.item``). Nothing happens when the variable is unset.
 """
 
 from __future__ import annotations

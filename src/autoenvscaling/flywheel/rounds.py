@@ -74,7 +74,9 @@ def summarize_stage(out: StageOutput) -> str:
         return f"{len(out.trials)} trials"
     if isinstance(out, MetricsOutput):
         m = out.metrics
-        return f"{m.valid}/{m.proposals} valid, {m.learnable} learnable, pool {m.pool_size} ({m.pool_learnable} learnable)"
+        return (
+            f"{m.valid}/{m.proposals} valid, {m.learnable} learnable, pool {m.pool_size} ({m.pool_learnable} learnable)"
+        )
     return ""
 
 

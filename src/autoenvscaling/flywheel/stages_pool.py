@@ -70,11 +70,12 @@ def _add_one(
             lineage=lineage,
             near_duplicate="reject" if valid else "ignore",
         )
-        outcome = res.outcome
+        checkpoint("pool")  # the pool write is committed, its log line not yet written
+        outcome, duplicate_of = res.outcome, res.duplicate_of
         if outcome == "exact-duplicate":  # ours, if a crash came between the pool write and the log line
             entry = ctx.pool.get(res.id)
             if entry.round == ctx.n and entry.lineage.proposer_episode == rec.episode_dir:
-                outcome = "added"
+                outcome, duplicate_of = "added", entry.duplicate_of
         status = None
         if outcome == "added" and report is not None:
             status = ctx.pool.record_validation(res.id, _final_report(report, rec)).status
@@ -85,8 +86,8 @@ def _add_one(
                 "env_id": res.id if outcome != "rejected" else None,
                 "outcome": outcome,
                 "status": status,
-                "duplicate_of": res.duplicate_of,
-                "similarity": res.similarity,
+                "duplicate_of": duplicate_of,
+                "similarity": res.similarity if duplicate_of else None,
             }
         )
     except Exception as e:  # this candidate only (a full disk, an unreadable draft): recorded, the round goes on
