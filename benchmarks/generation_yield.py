@@ -138,12 +138,15 @@ def main() -> None:
     args = ap.parse_args()
 
     domain = domain_context(args.domain)
-    mcfg = parse_model_arg(args.model, base_url=args.base_url).model_copy(
+    base = parse_model_arg(args.model, base_url=args.base_url)
+    mcfg = base.model_copy(
         update={
             "max_tokens": args.max_tokens,
             "temperature": args.temperature,
             "embedded_parallel": args.concurrency,
             "embedded_ctx": 32768,  # agentic episodes outgrow the default context of a slot
+            # A long prompt on a busy CPU can take more than the default 600 s; a retry would start over.
+            "timeout_sec": max(base.timeout_sec, 3600.0) if base.provider == "embedded" else base.timeout_sec,
         }
     )
     proposer = ProposerConfig(max_turns=args.max_turns, max_checks=args.max_checks)

@@ -124,6 +124,8 @@ def propose(
             "max_tokens": max_tokens or (4096 if mode == "prompt" else 2048),
             # An episode's history (files read, check reports) outgrows the default context of a slot.
             "embedded_ctx": max(mcfg.embedded_ctx, EPISODE_CTX if mode == "agentic" else 0),
+            # A long prompt on a busy CPU can take more than the default 600 s; a retry would start over.
+            "timeout_sec": max(mcfg.timeout_sec, 3600.0) if mcfg.provider == "embedded" else mcfg.timeout_sec,
         }
     )
     source = f"trajectories from {from_path}" if from_path else "no solver trajectories"
