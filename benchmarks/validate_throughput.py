@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from autoenvscaling.sandbox.registry import get_backend
-
 from autoenvscaling.tasks import load_task
 from autoenvscaling.tasks.model import find_task_dirs
 from autoenvscaling.validate.report import ValidationReport
@@ -55,11 +56,55 @@ def trial_stats(reports: list[ValidationReport]) -> dict[str, float]:
     return out
 
 
+def _cli(*args: str) -> float:
+    """Run a docker CLI command; returns its wall seconds."""
+    start = time.perf_counter()
+    subprocess.run(["docker", *args], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def cli_baseline_trial(task_dir: Path, image: str) -> dict[str, float]:
+    """One oracle trial the way a CLI-driven runner does it: docker run/cp/exec/rm, one process per step."""
+    name = f"aes-bench-{os.getpid()}-{time.monotonic_ns()}"
+    t: dict[str, float] = {}
+    t["start"] = _cli("run", "-d", "--init", "--label", "autoenvscaling=1", "--name", name, image, "sleep", "infinity")
+    try:
+        t["upload_solution"] = _cli("cp", str(task_dir / "solution"), f"{name}:/solution")
+        start = time.perf_counter()
+        subprocess.run(
+            [
+                "docker",
+                "exec",
+                name,
+                "bash",
+                "-c",
+                "mkdir -p /logs/agent /logs/verifier && bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1",
+            ],
+            check=False,
+            capture_output=True,
+        )
+        t["agent_exec"] = time.perf_counter() - start
+        t["upload_tests"] = _cli("cp", str(task_dir / "tests"), f"{name}:/tests")
+        start = time.perf_counter()
+        subprocess.run(
+            ["docker", "exec", name, "bash", "-c", "(bash /tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"],
+            check=False,
+            capture_output=True,
+        )
+        t["tests_exec"] = time.perf_counter() - start
+        with tempfile.TemporaryDirectory() as out:
+            t["download"] = _cli("cp", f"{name}:/logs/verifier", out)
+    finally:
+        t["teardown"] = _cli("rm", "-f", name)
+    return t
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--baseline-tasks", type=int, default=3, help="tasks whose oracle trials also run via the CLI")
     args = ap.parse_args()
 
     tasks = valid_examples()
@@ -68,12 +113,20 @@ def main() -> None:
     for t in tasks:  # warm the image cache; builds are not what we time here
         builder.image_for(load_task(t))
 
+    # Baseline in the same run: the same oracle trials driven through the docker CLI.
+    base_over, base_tear = [], []
+    for t in tasks[: args.baseline_tasks]:
+        task = load_task(t)
+        image = builder.image_for(task)
+        for _ in range(args.repeats):
+            b = cli_baseline_trial(t, image)
+            base_over.append(sum(b.values()) - b["agent_exec"] - b["tests_exec"])
+            base_tear.append(b["teardown"])
+
     rows: dict[int, dict[str, float]] = {}
     for n in args.concurrency:
         with tempfile.TemporaryDirectory() as tmp:
-            run = ValidationRun(
-                Path(tmp) / f"c{n}", backend, ValidationConfig(repeats=args.repeats), concurrency=n
-            )
+            run = ValidationRun(Path(tmp) / f"c{n}", backend, ValidationConfig(repeats=args.repeats), concurrency=n)
             start = time.perf_counter()
             reports, _ = run.run(tasks)
             wall = time.perf_counter() - start
@@ -83,9 +136,7 @@ def main() -> None:
         stats["not_valid"] = float(len(bad))
         rows[n] = stats
 
-    print(
-        f"{len(tasks)} valid examples, K={args.repeats} + nop ({(args.repeats + 1) * len(tasks)} trials per run)"
-    )
+    print(f"{len(tasks)} valid examples, K={args.repeats} + nop ({(args.repeats + 1) * len(tasks)} trials per run)")
     print(f"{'metric':<24}" + "".join(f"{'c=' + str(n):>12}" for n in rows))
     for key in rows[args.concurrency[0]]:
         print(f"{key:<24}" + "".join(f"{rows[n][key]:>12.3f}" for n in rows))
@@ -93,6 +144,14 @@ def main() -> None:
         base = rows[args.concurrency[0]]["wall_s"]
         for n in args.concurrency[1:]:
             print(f"speed-up c={n} vs c={args.concurrency[0]}: {base / rows[n]['wall_s']:.2f}x")
+    if base_over:
+        ours = rows[args.concurrency[0]]["overhead_median_s"]
+        print(
+            f"baseline (docker CLI per step, {len(base_over)} oracle trials): overhead median "
+            f"{statistics.median(base_over):.3f} s, teardown median {statistics.median(base_tear):.3f} s; "
+            f"ours/baseline overhead = {ours / statistics.median(base_over):.2f}"
+        )
+        rows[0] = {"overhead_median_s": statistics.median(base_over), "teardown_median_s": statistics.median(base_tear)}
     print("targets: overhead per trial <= 1 s, teardown <= 0.5 s")
     if args.json:
         args.json.write_text(json.dumps({str(k): v for k, v in rows.items()}, indent=2))
