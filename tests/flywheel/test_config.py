@@ -70,3 +70,13 @@ def test_seed_tasks_interleave_domain_examples(tmp_path: Path) -> None:
     a = DomainContext(name="a", examples=[tmp_path / "a1", tmp_path / "a2"])
     b = DomainContext(name="b", examples=[tmp_path / "b1"])
     assert seed_tasks([], [a, b]) == [tmp_path / "a1", tmp_path / "b1", tmp_path / "a2"]
+
+
+def test_shipped_scripted_files_match_their_generator() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / "scripted" / "generate.py"), "--check"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout

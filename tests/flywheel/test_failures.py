@@ -48,9 +48,7 @@ def _run(tmp_path: Path, rules: list[dict[str, Any]], *overrides: str) -> Flywhe
     return fw
 
 
-def test_endpoint_failures_and_full_disk_are_recorded_per_item(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_endpoint_failures_and_full_disk_are_recorded_per_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_copy = storage.stage_copy
 
     def full_disk_for_the_third(src: Path, tmp_root: Path) -> Path:
@@ -74,7 +72,9 @@ def test_endpoint_failures_and_full_disk_are_recorded_per_item(
     assert metrics.proposals == 3 and metrics.valid == 2
     assert metrics.errors == {"propose": 1, "dedup": 1}
 
-    validated = ValidateOutput.model_validate_json(fw.paths.stage_dir(1, "validate").joinpath("output.json").read_text())
+    validated = ValidateOutput.model_validate_json(
+        fw.paths.stage_dir(1, "validate").joinpath("output.json").read_text()
+    )
     failed = {r.id: r for r in validated.records}["prompt-001"]
     assert failed.verdict == "no-candidate" and "endpoint down" in str(failed.generation.error)
 
@@ -100,8 +100,10 @@ def test_endpoint_failures_and_full_disk_are_recorded_per_item(
 def _hanging_task_command() -> str:
     t = "/workshop/task"
     files = G.files("sum-numbers")
-    files["task.toml"] = files["task.toml"].replace("build_timeout_sec = 300", "build_timeout_sec = 3").replace(
-        'expected_verdict = "valid"\n', ""
+    files["task.toml"] = (
+        files["task.toml"]
+        .replace("build_timeout_sec = 300", "build_timeout_sec = 3")
+        .replace('expected_verdict = "valid"\n', "")
     )
     files["environment/Dockerfile"] += "RUN sleep 300\n"
     parts = [f"rm -rf {t}/environment/* {t}/tests/* && mkdir -p {t}/environment {t}/solution {t}/tests"]

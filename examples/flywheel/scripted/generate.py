@@ -164,7 +164,8 @@ def replies() -> dict[str, object]:
              "variants": [agentic_variant("count-error-lines"), agentic_variant("sum-numbers")]},
             *({"match": re.escape(first_line[slug]), "variants": solver_variants(slug)} for slug in SOLVER_PLAN),
         ],
-        "default": ["I cannot do this one.\n\nsubmit"],
+        # Anything else (e.g. the domain's example tasks as seeds): look around, then give up.
+        "default": [bash("ls /app", "I will look around."), "I cannot solve this one.\n\nsubmit"],
     }  # fmt: skip
 
 
