@@ -43,6 +43,12 @@ class _Links:
         return f'<a href="{_e(os.path.relpath(p, self.root))}">{_e(text)}</a>'
 
 
+def _gist(text: str, limit: int = 90) -> str:
+    """The instruction's gist: its words run together, cut at ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
@@ -72,7 +78,7 @@ def _env_rows(entries: list[PoolEntry], link: _Links) -> list[list[str]]:
         failed = ", ".join(e.validation.failed_checks) if e.validation else ""
         episode = e.lineage.proposer_episode
         rows.append([
-            link(e.path / "instruction.md", e.id), _e(e.name), _e(e.domain), str(e.round),
+            link(e.path / "instruction.md", e.id), _e(_gist(e.instruction)), _e(e.domain), str(e.round),
             f'<span class="{_e(e.status.value)}">{_e(e.status.value)}</span>',
             _e(verdict) + (f" <code>{_e(failed)}</code>" if failed else ""),
             f"{cal.passes}/{cal.attempts}" if cal else "-", _fmt(cal.learnability if cal else None),
@@ -155,7 +161,7 @@ def write_report(paths: RunPaths) -> Path:
         "<h2>Rounds</h2>", _metrics_table(metrics) if metrics else "<p>No round finished yet.</p>",
         _plots(metrics, paths) if metrics else "",
         f"<h2>Environments ({len(entries)})</h2>",
-        _table(["id", "name", "domain", "round", "status", "validation", "passes", "learnability", "proposer",
+        _table(["id", "instruction", "domain", "round", "status", "validation", "passes", "learnability", "proposer",
                 "calibration trajectories", "duplicate of"], _env_rows(entries, link)),
         "<h2>Per round</h2>", *(_round_section(paths, n, link) for n in paths.rounds_present()),
     ]  # fmt: skip
