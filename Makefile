@@ -30,8 +30,9 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-demo: setup
-	$(BIN)/autoenv validate examples --repeats 3
+# One real flywheel round on the embedded 1.5B model: solve -> propose -> validate -> calibrate -> report.
+demo: model
+	$(BIN)/autoenv flywheel run --config examples/flywheel/demo.toml
 
 clean-sandboxes:
 	$(BIN)/autoenv sandbox gc --all
