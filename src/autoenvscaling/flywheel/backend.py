@@ -34,7 +34,8 @@ T = TypeVar("T")
 
 class CallStats(BaseModel):
     calls: dict[str, int] = Field(default_factory=dict)
-    seconds: dict[str, float] = Field(default_factory=dict)
+    seconds: dict[str, float] = Field(default_factory=dict)  # summed over threads, per call kind
+    busy_sec: float = 0.0  # wall time during which at least one call was in flight (the union of the calls)
 
     @property
     def total_sec(self) -> float:
@@ -42,24 +43,39 @@ class CallStats(BaseModel):
 
 
 class _Timer:
+    """Sums call times per kind and the union of their intervals: calls overlap (a trial starts the next
+    sandbox in the background; stages run items concurrently), so only the union compares to wall time."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.stats = CallStats()
+        self._active = 0
+        self._busy_since = 0.0
 
     @contextmanager
     def time(self, name: str) -> Iterator[None]:
         started = time.perf_counter()
+        with self._lock:
+            if self._active == 0:
+                self._busy_since = started
+            self._active += 1
         try:
             yield
         finally:
-            elapsed = time.perf_counter() - started
+            now = time.perf_counter()
             with self._lock:
+                self._active -= 1
+                if self._active == 0:
+                    self.stats.busy_sec += now - self._busy_since
                 self.stats.calls[name] = self.stats.calls.get(name, 0) + 1
-                self.stats.seconds[name] = self.stats.seconds.get(name, 0.0) + elapsed
+                self.stats.seconds[name] = self.stats.seconds.get(name, 0.0) + now - started
 
     def snapshot(self) -> CallStats:
         with self._lock:
-            return self.stats.model_copy(deep=True)
+            stats = self.stats.model_copy(deep=True)
+            if self._active:
+                stats.busy_sec += time.perf_counter() - self._busy_since
+            return stats
 
 
 class RunSandbox:
@@ -109,6 +125,7 @@ class RunSandbox:
         self._timed("stop", self._inner.stop)
 
     def __enter__(self) -> Self:
+        self.start()  # as every backend's sandbox does: ``with backend.create(spec) as sb`` runs started
         return self
 
     def __exit__(
