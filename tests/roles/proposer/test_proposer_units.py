@@ -10,7 +10,7 @@ from proposer_scripts import prompt_reply
 
 from autoenvscaling.agent.errors import FormatError
 from autoenvscaling.llm.base import ModelResponse, ToolCall
-from autoenvscaling.roles.proposer.actions import ProposerToolCallsFormat
+from autoenvscaling.roles.proposer.actions import ProposerBashBlockFormat, ProposerToolCallsFormat
 from autoenvscaling.roles.proposer.feedback import build_feedback
 from autoenvscaling.roles.proposer.novelty import check_novelty, similarity
 from autoenvscaling.roles.proposer.prompt_only import inline_examples, parse_proposal, write_proposal
@@ -46,6 +46,17 @@ def test_tool_calls_format_maps_check_and_try_to_commands() -> None:
     assert fmt.parse(text).command == "try ls /app"
     with pytest.raises(FormatError):
         fmt.parse(ModelResponse(tool_calls=[ToolCall(id="c2", name="try", arguments={})]))
+
+
+def test_bash_block_format_takes_a_bare_check() -> None:
+    fmt = ProposerBashBlockFormat()
+    assert fmt.parse(ModelResponse(content="`check`")).command == "check"
+    assert fmt.parse(ModelResponse(content="Done editing.\n\ncheck")).command == "check"
+    assert fmt.parse(ModelResponse(content="```bash\nls\n```\ncheck")).command == "ls"
+    assert fmt.parse(ModelResponse(content="`try ls -la /app`")).command == "try ls -la /app"
+    assert fmt.parse(ModelResponse(content="submit")).kind == "submit"
+    with pytest.raises(FormatError):
+        fmt.parse(ModelResponse(content="Let me check the README first."))
 
 
 def test_novelty_flags_copies_of_references(tmp_path: Path) -> None:

@@ -7,12 +7,19 @@ tools of their own and rewritten here into the same command text, so every forma
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from autoenvscaling.agent.actions import BASH_TOOL, SUBMIT_TOOL, Action, ToolCallsFormat
+from autoenvscaling.agent.actions import BASH_TOOL, SUBMIT_TOOL, Action, BashBlockFormat, ToolCallsFormat
+from autoenvscaling.agent.errors import FormatError
 from autoenvscaling.llm.base import ModelResponse, ToolCall, ToolSpec
+from autoenvscaling.roles.proposer.tools import harness_tool
 
-FORMAT_PATH = "autoenvscaling.roles.proposer.actions:ProposerToolCallsFormat"
+FORMAT_PATHS = {
+    "tool_calls": "autoenvscaling.roles.proposer.actions:ProposerToolCallsFormat",
+    "bash_block": "autoenvscaling.roles.proposer.actions:ProposerBashBlockFormat",
+}
+_CHECK_LINE = re.compile(r"^\W*check\W*$", re.IGNORECASE)
 
 CHECK_TOOL = ToolSpec(
     name="check",
@@ -57,3 +64,21 @@ class ProposerToolCallsFormat(ToolCallsFormat):
     def _call_from_json(obj: dict[str, Any], index: int) -> ToolCall | None:
         call = ToolCallsFormat._call_from_json(obj, index)
         return None if call is None else as_bash(call)
+
+
+class ProposerBashBlockFormat(BashBlockFormat):
+    """Fenced bash blocks; without one, a bare ``check`` or one-line ``try <cmd>`` reply (like a bare ``submit``)."""
+
+    name = "bash_block"
+
+    def parse(self, response: ModelResponse) -> Action:
+        try:
+            return super().parse(response)
+        except FormatError:
+            text = response.content.strip()
+            one_line = text.strip("`").strip()
+            if "\n" not in one_line and harness_tool(one_line) is not None:  # `try ls /app`, `check`
+                return Action(kind="bash", command=one_line)
+            if "```" not in text and any(_CHECK_LINE.match(ln) for ln in text.splitlines()):
+                return Action(kind="bash", command="check", thought=text)
+            raise

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoenvscaling.agent.loop import AgentConfig
-from autoenvscaling.roles.proposer.actions import FORMAT_PATH
+from autoenvscaling.roles.proposer.actions import FORMAT_PATHS
 from autoenvscaling.roles.proposer.tools import ToolsConfig
 from autoenvscaling.roles.proposer.workshop import WorkshopConfig
 
@@ -37,7 +37,7 @@ class ProposerConfig(BaseModel):
     workshop: WorkshopConfig = Field(default_factory=WorkshopConfig)
 
     def agent_config(self) -> AgentConfig:
-        fmt = FORMAT_PATH if self.action_format == "tool_calls" else self.action_format
+        fmt = FORMAT_PATHS.get(self.action_format, self.action_format)
         return AgentConfig(
             action_format=fmt,
             max_turns=self.max_turns,

@@ -89,6 +89,7 @@ class ProposerAgent(Agent):
         if tool is None:
             return super().execute(action)
         name, argument = tool
+        self.commands_run += 1  # a check or try is a command: a submit after it is not premature
         started = time.perf_counter()
         if name == "try":
             out = self.tools.try_command(argument)
