@@ -30,3 +30,12 @@ def test_reset_and_latest(tmp_path: Path) -> None:
     assert latest_run_dir(tmp_path, "validate") is None
     (tmp_path / "validate-1").mkdir()
     assert latest_run_dir(tmp_path, "validate") == tmp_path / "validate-1"
+
+
+def test_resolved_config_leaves_out_unset_values(tmp_path: Path) -> None:
+    import tomllib
+
+    from autoenvscaling.verify.runlog import write_resolved_config
+
+    path = write_resolved_config(tmp_path, {"a": None, "b": {"c": None, "d": 1}, "e": [1, None], "p": tmp_path})
+    assert tomllib.loads(path.read_text()) == {"b": {"d": 1}, "e": [1], "p": str(tmp_path)}

@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-import tomli_w
 from pydantic import BaseModel
 
 from autoenvscaling.sandbox.base import SandboxBackend
@@ -29,7 +28,7 @@ from autoenvscaling.tasks import load_task
 from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import TrialResult
-from autoenvscaling.verify.runlog import ResultsLog
+from autoenvscaling.verify.runlog import ResultsLog, write_resolved_config
 from autoenvscaling.verify.trial import TrialRunner, write_json_atomic
 
 _SOLVED = 1.0 - 1e-9
@@ -157,7 +156,7 @@ class SolveRun:
             self.log.reset()
         else:
             self.backend.cleanup(self.run_dir.name)
-        (self.run_dir / "config.resolved.toml").write_text(tomli_w.dumps(self.resolved_config), encoding="utf-8")
+        write_resolved_config(self.run_dir, self.resolved_config)
         tasks = {t: load_task(t) for t in task_dirs}
         finished = {(r.task_path, r.attempt) for r in done}
         jobs = [(t, i) for t in task_dirs for i in range(1, self.attempts + 1) if (str(t), i) not in finished]

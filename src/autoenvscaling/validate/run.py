@@ -22,14 +22,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-import tomli_w
 
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.tasks.model import task_content_hash
 from autoenvscaling.validate.report import ValidationReport, ValidationSummary
 from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
 from autoenvscaling.verify.environment import EnvironmentBuilder
-from autoenvscaling.verify.runlog import ResultsLog
+from autoenvscaling.verify.runlog import ResultsLog, write_resolved_config
 from autoenvscaling.verify.trial import write_json_atomic
 
 OnStatus = Callable[[str, str], None]  # (task name, phase)
@@ -91,7 +90,7 @@ class ValidationRun:
             "image_aliases": self.aliases,
             "tasks": [str(t) for t in task_dirs],
         }
-        (self.run_dir / "config.resolved.toml").write_text(tomli_w.dumps(resolved), encoding="utf-8")
+        write_resolved_config(self.run_dir, resolved)
 
     def pending(self, task_dirs: list[Path], done: list[ValidationReport]) -> list[Path]:
         finished = {(r.task_path, r.content_hash) for r in done}

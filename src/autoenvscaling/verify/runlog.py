@@ -6,8 +6,9 @@ import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
+import tomli_w
 from pydantic import BaseModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
@@ -59,3 +60,20 @@ class ResultsLog(Generic[T]):
 
     def reset(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def _strip_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _strip_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_strip_none(v) for v in value if v is not None]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def write_resolved_config(run_dir: Path, config: dict[str, Any]) -> Path:
+    """``config.resolved.toml``: what this run actually used (TOML has no null, so unset values are left out)."""
+    path = run_dir / "config.resolved.toml"
+    path.write_text(tomli_w.dumps(_strip_none(config)), encoding="utf-8")
+    return path
