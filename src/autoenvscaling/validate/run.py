@@ -22,7 +22,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.tasks.model import task_content_hash
 from autoenvscaling.validate.report import ValidationReport, ValidationSummary
