@@ -125,3 +125,7 @@ def test_a_hanging_build_is_cut_by_its_timeout_and_the_round_goes_on(tmp_path: P
     assert by_id["agentic-001"].verdict == "valid"
     (metrics,) = fw.round_metrics()
     assert (metrics.valid, metrics.learnable, metrics.rejection_reasons.get("build-timeout")) == (1, 1, 1)
+    # The valid episode's `try` ran in its built image (through the run's relabelling backend).
+    steps = json.loads(Path(by_id["agentic-001"].episode_dir, "trajectory.json").read_text())["steps"]
+    tried = next(s for s in steps if "try ls /app" in str(s.get("message")))
+    assert "app.log" in str(tried["observation"]["results"][0]["content"])

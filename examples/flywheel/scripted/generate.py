@@ -140,6 +140,7 @@ def workshop_write(slug: str) -> str:
 def agentic_variant(slug: str) -> list[str]:
     return [
         bash(workshop_write(slug), f"I will write the {slug} task."),
+        bash("try ls /app", "Look at the built image."),
         bash("check", "Check it."),
         "It passed.\n\nsubmit",
     ]
