@@ -98,17 +98,31 @@ class Flywheel:
     # -- creating and opening runs -----------------------------------------------------------------------
 
     @classmethod
-    def create(cls, config: FlywheelConfig, run_dir: Path | None = None, **kw: object) -> Flywheel:
+    def create(
+        cls,
+        config: FlywheelConfig,
+        run_dir: Path | None = None,
+        *,
+        backend: SandboxBackend | None = None,
+        events: Events | None = None,
+    ) -> Flywheel:
         """A new run dir with the resolved config saved in it."""
         paths = RunPaths(run_dir or config.runs_root / new_run_id(config.name))
         if paths.config.exists():
             raise UserInputError(f"{paths.root} already holds a flywheel run: `autoenv flywheel resume {paths.root}`")
         paths.root.mkdir(parents=True, exist_ok=True)
         write_atomic(paths.config, tomli_w.dumps(config.to_toml_dict()))
-        return cls(paths, config, **kw)  # type: ignore[arg-type]
+        return cls(paths, config, backend=backend, events=events)
 
     @classmethod
-    def open(cls, run_dir: Path, overrides: list[str] | None = None, **kw: object) -> Flywheel:
+    def open(
+        cls,
+        run_dir: Path,
+        overrides: list[str] | None = None,
+        *,
+        backend: SandboxBackend | None = None,
+        events: Events | None = None,
+    ) -> Flywheel:
         """An existing run, with its saved config (``overrides``, e.g. ``rounds=5``, are saved into it)."""
         paths = RunPaths(run_dir)
         try:
@@ -122,7 +136,7 @@ class Flywheel:
             raise UserInputError(f"{paths.config}: {e}") from None
         if overrides:
             write_atomic(paths.config, tomli_w.dumps(config.to_toml_dict()))
-        return cls(paths, config, **kw)  # type: ignore[arg-type]
+        return cls(paths, config, backend=backend, events=events)
 
     # -- running -------------------------------------------------------------------------------------------
 
