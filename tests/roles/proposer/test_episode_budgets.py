@@ -108,3 +108,10 @@ def test_choose_keeps_the_best_draft_after_a_breaking_edit(tmp_path: Path, termi
     chosen, how = _choose(tools, tmp_path / "final", submitted=False)  # a budget ended it: the passing one
     assert how == "best" and chosen is not None and (chosen / "instruction.md").read_text() == "v1\n"
     workshop.stop()
+
+
+def test_submit_is_refused_before_the_first_check(tmp_path: Path, terminal_domain: DomainContext) -> None:
+    model = ScriptedModel(["submit", bash("check"), "submit"])
+    result = _run(tmp_path, terminal_domain, model, max_turns=5)
+    assert (result.exit_reason, result.turns, result.checks_used) == ("submitted", 3, 1)
+    assert "Submission refused: run `check` first" in model.calls[1][-1].content

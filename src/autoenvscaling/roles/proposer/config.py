@@ -25,6 +25,7 @@ class ProposerConfig(BaseModel):
     max_tokens_total: int | None = Field(default=None, ge=1, description="prompt + completion tokens")
     max_cost_usd: float | None = Field(default=None, gt=0)
     max_wall_sec: float | None = Field(default=3600.0, gt=0, description="the episode's wall clock, checks included")
+    require_check: bool = Field(default=True, description="refuse a submit before the first `check`")
     check_repeats: int = Field(default=1, ge=1, description="reference-solution runs per check")
     command_timeout_sec: float = Field(default=60.0, gt=0, description="per workshop command")
     try_timeout_sec: float = Field(default=30.0, gt=0, description="per `try` command")

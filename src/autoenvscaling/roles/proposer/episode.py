@@ -24,11 +24,11 @@ from typing import Any, Literal
 from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, StrictUndefined
 
 from autoenvscaling.agent.actions import Action
-from autoenvscaling.agent.errors import Submitted
+from autoenvscaling.agent.errors import FormatError, Submitted
 from autoenvscaling.agent.loop import TEMPLATES_DIR, Agent, AgentConfig
 from autoenvscaling.agent.trajectory import TrajectoryRecorder
 from autoenvscaling.errors import AutoEnvError
-from autoenvscaling.llm.base import Model
+from autoenvscaling.llm.base import Model, ModelResponse
 from autoenvscaling.roles.proposer import prompts
 from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.roles.proposer.domain import DomainContext
@@ -60,6 +60,7 @@ class ProposerAgent(Agent):
         *,
         tools: DraftTools,
         try_timeout_sec: float = 30.0,
+        require_check: bool = True,
     ) -> None:
         super().__init__(model, sandbox, config, recorder)
         # Proposer templates first (system prompt, formats), then the agent's (observation, errors...).
@@ -77,7 +78,19 @@ class ProposerAgent(Agent):
         )
         self.tools = tools
         self.try_timeout_sec = try_timeout_sec
+        self.require_check = require_check and tools.config.max_checks > 0
         self.stop_reason: str | None = None
+
+    def parse(self, response: ModelResponse) -> Action:
+        action = super().parse(response)
+        if action.kind == "submit" and self.require_check and not self.tools.checks:
+            ids = (action.tool_call_id,) if action.tool_call_id else ()
+            raise FormatError(
+                "Submission refused: run `check` first. Your draft is only handed in after the harness has "
+                "validated it at least once.",
+                ids,
+            )
+        return action
 
     def check_limits(self) -> None:
         if self.stop_reason is not None:
