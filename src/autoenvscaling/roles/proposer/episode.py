@@ -82,7 +82,7 @@ class ProposerAgent(Agent):
         self.stop_reason: str | None = None
 
     def parse(self, response: ModelResponse) -> Action:
-        action = super().parse(response)
+        action = self.action_format.parse(response)  # pure: parsed again by the loop's own rules below
         if action.kind == "submit" and self.require_check and not self.tools.checks:
             ids = (action.tool_call_id,) if action.tool_call_id else ()
             raise FormatError(
@@ -90,7 +90,7 @@ class ProposerAgent(Agent):
                 "validated it at least once.",
                 ids,
             )
-        return action
+        return super().parse(response)
 
     def check_limits(self) -> None:
         if self.stop_reason is not None:
