@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -63,13 +64,18 @@ def test_novelty_flags_copies_of_references(tmp_path: Path) -> None:
     assert similarity("a b c d", "a b c d") == 1.0
     assert similarity("one two three", "four five six") == 0.0
     copy = tmp_path / "copy"
-    copy.mkdir()
+    shutil.copytree(TEMPLATE_DIR, copy)
     text = (TEMPLATE_DIR / "instruction.md").read_text()
     (copy / "instruction.md").write_text(text.replace("same order", "same order, please"))
     result = check_novelty(copy, [TEMPLATE_DIR])
-    assert not result.is_new and result.duplicate_of == "draft_template" and result.similarity > 0.8
+    assert not result.is_new and result.duplicate_of == "draft_template" and result.instruction_similarity > 0.8
+    # A new instruction over the old solution and tests is still the old task.
     (copy / "instruction.md").write_text("Sum the integers of /app/data/numbers.txt into /app/sum.txt.")
-    assert check_novelty(copy, [TEMPLATE_DIR]).is_new
+    result = check_novelty(copy, [TEMPLATE_DIR])
+    assert not result.is_new and result.instruction_similarity < 0.2 and result.grading_similarity == 1.0
+    (copy / "solution" / "solve.sh").write_text("awk '{s += $1} END {print s}' /app/data/numbers.txt > /app/sum.txt\n")
+    (copy / "tests" / "test_outputs.py").write_text("def test_sum():\n    assert open('/app/sum.txt').read() == '26'\n")
+    assert check_novelty(copy, [TEMPLATE_DIR]).is_new  # test.sh (boilerplate) may stay as it was
 
 
 def test_build_feedback_names_the_failing_line_and_unavailable_base_image() -> None:

@@ -163,8 +163,9 @@ def render_feedback(
             lines += _check_lines(c, report, trials_dir)
     if novelty is not None and not novelty.is_new:
         lines.append(
-            f"your draft is still nearly the same task as {novelty.duplicate_of} (instruction similarity "
-            f"{novelty.similarity:.2f}): make a NEW task, with its own instruction, data, solution and tests"
+            f"your draft is still nearly the same task as {novelty.duplicate_of} (similarity: instruction "
+            f"{novelty.instruction_similarity:.2f}, solution + tests {novelty.grading_similarity:.2f}): make a NEW "
+            "task, with its own instruction, data, solution and tests that check what the instruction asks"
         )
     passed = not failed and not lint_errors and (novelty is None or novelty.is_new)
     notes = [f"note: {_where(f)}: {f.message}" for f in findings if f.rule in _NOTABLE_WARNINGS]

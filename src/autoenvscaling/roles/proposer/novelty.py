@@ -1,8 +1,10 @@
 """Is a proposed task new, or (nearly) a copy of a task the proposer was shown?
 
 The workshop's draft starts as a copy of the template or an example, and both already pass validation: a
-proposer that submits it unchanged must not count as a valid *new* environment. The instruction is the
-task's identity, so two tasks whose instructions share most word trigrams are the same task.
+proposer that submits it unchanged must not count as a valid *new* environment. Nor may one that rewrites
+only the instruction: the validator cannot tell that the old tests no longer match the new words, so the
+grading side (the solution and the test files) must be new as well. ``tests/test.sh`` is left out of that
+comparison because the domain guides prescribe it verbatim.
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from autoenvscaling.tasks.model import iter_task_files
+
 DUPLICATE_CHECK = "duplicate-of-example"
 DEFAULT_THRESHOLD = 0.8
 _WORD = re.compile(r"\w+")
+_BOILERPLATE = frozenset({"tests/test.sh"})
 
 
 class NoveltyResult(BaseModel):
     duplicate_of: str | None = None  # the reference task's dir name
-    similarity: float = 0.0  # the highest instruction similarity seen
+    instruction_similarity: float = 0.0  # against the closest reference
+    grading_similarity: float = 0.0  # solution + tests, against the closest reference
 
     @property
     def is_new(self) -> bool:
@@ -41,16 +47,40 @@ def similarity(a: str, b: str) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
-def _instruction(task_dir: Path) -> str:
-    path = task_dir / "instruction.md"
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def instruction_text(task_dir: Path) -> str:
+    return _read(task_dir / "instruction.md")
+
+
+def grading_text(task_dir: Path) -> str:
+    """The solution and the test files (test.sh excepted), in a stable order."""
+    parts = []
+    for sub in ("solution", "tests"):
+        root = task_dir / sub
+        if root.is_dir():
+            for f in iter_task_files(root):
+                rel = f"{sub}/{f.relative_to(root).as_posix()}"
+                if rel not in _BOILERPLATE:
+                    parts.append(_read(f))
+    return "\n".join(parts)
 
 
 def check_novelty(task_dir: Path, references: list[Path], threshold: float = DEFAULT_THRESHOLD) -> NoveltyResult:
-    """Compare ``task_dir``'s instruction with each reference's; the closest one at or above ``threshold`` wins."""
-    mine = _instruction(task_dir)
-    scored = [(similarity(mine, _instruction(ref)), ref.name) for ref in references]
+    """A copy when its instruction, or its solution and tests, match a reference at ``threshold`` or more."""
+    mine_i, mine_g = instruction_text(task_dir), grading_text(task_dir)
+    scored = [
+        (similarity(mine_i, instruction_text(ref)), similarity(mine_g, grading_text(ref)), ref.name)
+        for ref in references
+    ]
     if not scored:
         return NoveltyResult()
-    score, name = max(scored)
-    return NoveltyResult(duplicate_of=name if score >= threshold else None, similarity=score)
+    si, sg, name = max(scored, key=lambda t: max(t[0], t[1]))
+    return NoveltyResult(
+        duplicate_of=name if max(si, sg) >= threshold else None, instruction_similarity=si, grading_similarity=sg
+    )
