@@ -15,6 +15,7 @@ The proposer's own checks never decide the verdict: every candidate is validated
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -166,7 +167,8 @@ class ProposeRun:
 
     @property
     def run_id(self) -> str:
-        return self.out_dir.name
+        """Container label of this run: the dir name alone ("agentic", "prompt") is not unique across runs."""
+        return f"{self.out_dir.name}-{hashlib.sha1(str(self.out_dir.resolve()).encode()).hexdigest()[:8]}"
 
     def _save_config(self) -> None:
         resolved = {
