@@ -98,7 +98,12 @@ def unpack_dir(archive: IO[bytes], top: str, dst: Path) -> None:
             if link is None:
                 return None
             renamed = renamed.replace(linkname=link, deep=False)
-        return tarfile.tar_filter(_mine(renamed), path)
+        # What comes out of a container is untrusted: no absolute or escaping links, no device files,
+        # nothing outside dst. Such members are skipped, not extracted.
+        try:
+            return tarfile.data_filter(_mine(renamed), path)
+        except tarfile.FilterError:
+            return None
 
     dst.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=archive, mode="r:") as tar:
