@@ -90,6 +90,18 @@ class BashShell:
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
+        # On a loaded engine the first exec into a just-started container now and then gets its stream closed
+        # before bash prints anything; a second exec works. Two more tries before calling it an error.
+        for attempt in range(3):
+            try:
+                self._start_once()
+                return
+            except SandboxError:
+                if attempt == 2:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+
+    def _start_once(self) -> None:
         exec_id = self._api.exec_create(
             self._container_id, SHELL_ARGV, stdin=True, stdout=True, stderr=True, tty=False, user=self._user or ""
         )["Id"]
