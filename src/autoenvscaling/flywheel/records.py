@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from autoenvscaling.export.round import RoundExport
 from autoenvscaling.llm.config import ModelConfig
 from autoenvscaling.pool.calibration import CalibrationRecord
 from autoenvscaling.pool.models import AddOutcome, EnvStatus
@@ -132,16 +133,8 @@ class CalibrateOutput(StageOutput):
     rewards: list[EpisodeReward] = Field(default_factory=list)
 
 
-class ExportOutput(StageOutput):
-    export_dir: str = ""
-    dataset_dir: str = ""
-    learnable: int = 0
-    parquet: str | None = None
-    sft_path: str = ""
-    sft_examples: int = 0
-    episodes_path: str = ""
-    episodes: int = 0
-    notes: list[str] = Field(default_factory=list)
+class ExportOutput(StageOutput, RoundExport):
+    """The export stage's marker: what ``export_round`` wrote, plus the stage fields."""
 
 
 class TrainOutput(StageOutput):
