@@ -54,14 +54,14 @@ def test_docker_socket_never_mounted(tmp_path: Path, host: str | None, container
 
 
 def test_exit_keeps_the_persistent_shell(sandbox: DockerSandbox) -> None:
-    shell_pid = sandbox.exec("echo $$").stdout
+    shell_pid = sandbox.exec("echo $PPID").stdout
     assert sandbox.exec("exit 3").exit_code == 3
     assert sandbox.exec("set -e; false; echo no").exit_code == 1
-    assert sandbox.exec("echo $$").stdout == shell_pid  # the same shell answered
+    assert sandbox.exec("echo $PPID").stdout == shell_pid  # the same shell answered
 
 
 def test_shell_killed_by_the_command_is_replaced(sandbox: DockerSandbox) -> None:
-    r = sandbox.exec("echo before; kill -9 $$")
+    r = sandbox.exec("echo before; kill -9 $PPID")
     assert r.exit_code == 137 and r.stdout == "before\n" and "killed" in r.stderr
     assert sandbox.exec("echo after").stdout == "after\n"
 

@@ -262,3 +262,16 @@ def test_unreadable_files_do_not_raise(make_task: MakeTask) -> None:
     (root / "tests" / "test.sh").write_bytes(b"\xff\xfe\x00binary")
     (root / "environment" / "blob.bin").write_bytes(b"\x00\x01")
     assert "no-reward-write" in rules(lint_task(root))
+
+
+def test_unsafe_artifact_path_is_refused(make_task: MakeTask) -> None:
+    toml = 'artifacts = ["/../../root/.ssh/authorized_keys"]\n' + TASK_TOML
+    findings = lint_task(make_task(files={"task.toml": toml}))
+    assert rules(findings) == ["unsafe-artifact-path", "task-toml-invalid"]
+    assert "'..'" in findings[0].message
+
+
+def test_host_env_reference_warns(make_task: MakeTask) -> None:
+    toml = TASK_TOML + '\n[verifier.env]\nKEY = "${OPENAI_API_KEY}"\n'
+    findings = only(lint_task(make_task(files={"task.toml": toml})), "host-env-reference")
+    assert len(findings) == 1 and "--pass-env OPENAI_API_KEY" in findings[0].message

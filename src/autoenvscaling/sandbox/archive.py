@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
+from autoenvscaling.sandbox.base import CopyOutLimitError
+
 _SPOOL_BYTES = 16 * 1024 * 1024  # archives larger than this spill to a temporary file
 
 
@@ -52,10 +54,25 @@ def pack_bytes(content: bytes, arcname: str, mode: int) -> bytes:
     return buf.getvalue()
 
 
-def spool(chunks: Iterable[bytes]) -> IO[bytes]:
+def spool(chunks: Iterable[bytes], limit: int | None = None, what: str = "the archive") -> IO[bytes]:
+    """Buffer a streamed archive, stopping as soon as it passes ``limit`` bytes (``CopyOutLimitError``).
+
+    The check runs per chunk, before anything past the cap is written, so a container cannot fill the host's
+    temp dir by offering a huge (or sparse) file."""
     buf: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 - the caller owns it
-    for chunk in chunks:
-        buf.write(chunk)
+    total = 0
+    try:
+        for chunk in chunks:
+            total += len(chunk)
+            if limit is not None and total > limit:
+                raise CopyOutLimitError(f"copying {what} out stopped: larger than the copy-out cap of {limit} bytes")
+            buf.write(chunk)
+    except BaseException:
+        buf.close()
+        close = getattr(chunks, "close", None)
+        if callable(close):
+            close()  # drops the engine's stream instead of draining it
+        raise
     buf.seek(0)
     return buf
 

@@ -29,6 +29,7 @@ LABEL = "autoenvscaling"  # every container/image we create carries this label (
 LABEL_RUN = "autoenvscaling.run"  # run id, so one run's leftovers can be removed alone
 LABEL_OWNER_PID = "autoenvscaling.pid"  # creating process; gc skips containers whose creator still lives
 DEFAULT_OUTPUT_LIMIT = 1_000_000  # bytes of stdout (and of stderr) kept per exec
+DEFAULT_COPY_OUT_MB = 512  # the most one download may bring to the host (the archive, as streamed)
 
 
 class SandboxError(AutoEnvError):
@@ -46,6 +47,16 @@ class BuildError(SandboxError):
 
 class EngineUnavailableError(SandboxError):
     """The container engine cannot be reached."""
+
+
+class ImageUnusableError(SandboxError):
+    """The task's image cannot host a sandbox (no bash, a USER that does not exist, an ENTRYPOINT that exits).
+
+    The task's fault, not the infrastructure's: validation reports it as a failed check."""
+
+
+class CopyOutLimitError(SandboxError):
+    """A download from the sandbox exceeded the copy-out cap; nothing past the cap reached the host."""
 
 
 class ExecResult(BaseModel):
@@ -85,6 +96,8 @@ class SandboxSpec(BaseModel):
     cpus: float | None = None
     memory_mb: int | None = None
     pids_limit: int | None = 1024
+    file_size_mb: int | None = None  # the largest file a process may write (RLIMIT_FSIZE); None: unlimited
+    copy_out_mb: int = DEFAULT_COPY_OUT_MB
     network: bool = True
     mounts: list[Mount] = Field(default_factory=list)
     labels: dict[str, str] = Field(default_factory=dict)

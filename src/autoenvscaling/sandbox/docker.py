@@ -7,6 +7,7 @@ share it; its connection pool is safe for our pattern of use (one call at a time
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 import time
@@ -16,13 +17,21 @@ from typing import Any
 import docker
 import docker.errors
 
-from autoenvscaling.sandbox.base import LABEL, BuildError, BuildSpec, SandboxSpec
+from autoenvscaling.sandbox.base import LABEL, BuildError, BuildSpec, SandboxError, SandboxSpec
 from autoenvscaling.sandbox.docker_sandbox import DockerSandbox
 from autoenvscaling.sandbox.engine import connect, engine_errors
 
 __all__ = ["DockerBackend", "DockerSandbox", "connect"]
 
 _LOG_TAIL_LINES = 40
+# Errors on the build stream that come from the engine or the host, not from the Dockerfile: the build is an
+# infrastructure failure (an error), never the task's (an invalid verdict).
+_ENGINE_FAULTS = re.compile(
+    r"no space left on device|input/output error|read-only file system|failed to register layer"
+    r"|error creating overlay mount|failed to create shim|containerd|connection (refused|reset)|broken pipe"
+    r"|cannot allocate memory|too many open files|context deadline exceeded|i/o timeout",
+    re.IGNORECASE,
+)
 
 
 class _BuildRun:
@@ -33,6 +42,7 @@ class _BuildRun:
         self.spec = spec
         self.log: deque[str] = deque(maxlen=_LOG_TAIL_LINES)
         self.error: str | None = None
+        self.engine_error: str | None = None  # the engine or the connection failed, not the Dockerfile
         self.response: Any = None
         self.thread = threading.Thread(target=self._run, name=f"build {spec.tag}", daemon=True)
 
@@ -58,9 +68,11 @@ class _BuildRun:
                 if "error" in item:
                     self.error = str(item["error"]).strip()
                     self.log.append(self.error)
-        except Exception as e:  # reported to the caller as a BuildError
+                    if _ENGINE_FAULTS.search(self.error):
+                        self.engine_error = self.error
+        except Exception as e:  # an API or connection error is the engine's, not the task's
             if self.error is None:
-                self.error = f"{type(e).__name__}: {e}"
+                self.engine_error = f"{type(e).__name__}: {e}"
 
     def cancel(self) -> None:
         """Drop the build's connection, which makes the engine cancel the build.
@@ -101,6 +113,8 @@ class DockerBackend:
             raise BuildError(
                 f"building {spec.tag} timed out after {spec.timeout_sec:.0f}s", log_tail=tail, timed_out=True
             )
+        if run.engine_error is not None:
+            raise SandboxError(f"building {spec.tag}: the Docker engine failed: {run.engine_error}")
         if run.error is not None:
             raise BuildError(f"building {spec.tag} failed: {run.error}", log_tail=tail)
         if not self.image_exists(spec.tag):

@@ -22,6 +22,7 @@ from autoenvscaling.sandbox.base import (
     LABEL,
     LABEL_RUN,
     ExecResult,
+    ImageUnusableError,
     SandboxError,
     SandboxSpec,
 )
@@ -32,6 +33,14 @@ from autoenvscaling.sandbox.shell import BashShell
 DOCKER_SOCKETS = (Path("/var/run/docker.sock"), Path("/run/docker.sock"))
 _STOP_WAIT_SEC = 10.0
 _GO_MODE_DIR = 1 << 31  # os.ModeDir in the stat header of the archive API
+# Docker's default set minus what no task needs (raw sockets, device nodes, chroot, file capabilities, audit).
+KEPT_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
+# Engine messages that mean the image itself cannot host a sandbox (the task's fault, not ours).
+_IMAGE_FAULTS = re.compile(
+    r"unable to find (user|group)|no matching entries in (passwd|group) file|executable file not found"
+    r"|exec format error|no such file or directory",
+    re.IGNORECASE,
+)
 
 
 def check_mounts(spec: SandboxSpec) -> None:
@@ -102,12 +111,21 @@ class DockerSandbox:
                     f"image {self.spec.image} not found: build it, or run `autoenv images bootstrap`"
                 ) from None
             self._container_id = container.id
-            container.start()
+            try:
+                container.start()
+            except docker.errors.APIError as e:
+                text = str(e.explanation or e)
+                if _IMAGE_FAULTS.search(text):
+                    raise ImageUnusableError(f"the image {self.spec.image} cannot start: {text}") from None
+                raise
             container.reload()
             self._default_user = container.attrs["Config"].get("User") or ""
             if not self._is_running():
                 logs = container.logs(tail=20).decode(errors="replace").strip()
-                raise SandboxError(f"sandbox {self._name} exited right after start: {logs or 'no output'}")
+                raise ImageUnusableError(
+                    f"sandbox {self._name} exited right after start (does the image's ENTRYPOINT exit instead of "
+                    f"running its command?): {logs or 'no output'}"
+                )
 
     def _create_kwargs(self) -> dict[str, Any]:
         spec = self.spec
@@ -130,7 +148,13 @@ class DockerSandbox:
             "environment": dict(spec.env),
             "mounts": mounts,
             "pids_limit": spec.pids_limit,
+            "cap_drop": ["ALL"],
+            "cap_add": list(KEPT_CAPABILITIES),
+            "security_opt": ["no-new-privileges"],
         }
+        if spec.file_size_mb:
+            size = spec.file_size_mb * 1024 * 1024
+            kwargs["ulimits"] = [docker.types.Ulimit(name="fsize", soft=size, hard=size)]
         if spec.workdir:
             kwargs["working_dir"] = spec.workdir
         if not spec.network:
@@ -270,9 +294,13 @@ class DockerSandbox:
                 if not target:
                     break
                 src = posixpath.join(posixpath.dirname(src.rstrip("/")), target)
-            data = archive.spool(chunks)
+            limit = self.spec.copy_out_mb * 1024 * 1024
+            data = archive.spool(chunks, limit, what=f"{self._name}:{src}")
         with data:
             if stat["mode"] & _GO_MODE_DIR:
                 archive.unpack_dir(data, stat["name"], dst)
-            else:
-                archive.unpack_file(data, dst / posixpath.basename(src) if dst.is_dir() else dst)
+                return
+            name = posixpath.basename(posixpath.normpath(src))
+            if dst.is_dir() and name in ("", ".", ".."):
+                raise SandboxError(f"cannot download {src}: it names no file")
+            archive.unpack_file(data, dst / name if dst.is_dir() else dst)

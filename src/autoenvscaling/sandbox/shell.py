@@ -18,13 +18,14 @@ exec one ``bash`` with stdin attached, running a read-eval loop, and send it one
 from __future__ import annotations
 
 import contextlib
+import re
 import secrets
 import socket
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from autoenvscaling.sandbox.base import ExecResult, SandboxError
+from autoenvscaling.sandbox.base import ExecResult, ImageUnusableError, SandboxError
 from autoenvscaling.sandbox.framing import Demuxer, StreamCollector, ansi_c_quote, prelude
 
 TIMEOUT_EXIT_CODE = 124  # what `timeout(1)` returns; the command's own code is meaningless after a kill
@@ -33,6 +34,7 @@ _DIED_NOTE = "\n[the shell running this command was killed; a new one will run t
 _KILL_GRACE_SEC = 5.0  # after a kill, how long we wait for the shell to report the end
 _START_TIMEOUT_SEC = 30.0
 _READY = b"\x1eaes:ready\x1e"
+_NO_BASH = re.compile(r"executable file not found|no such file or directory|unable to find user", re.IGNORECASE)
 
 # A read-eval loop under `bash -c`: error messages then read "bash: line N: ..." with the command's own line
 # numbers, as they would under `bash -c CMD`. `set -m` gives each background job its own process group.
@@ -43,14 +45,20 @@ SHELL_ARGV = [
     "-c",
     "set -m; printf '\\036aes:ready\\036'; while IFS= read -r __aes_line; do eval \"$__aes_line\"; done",
 ]
-# `set +m` inside keeps the command's own background jobs in its group; `set --` clears the loop's parameters;
-# `{ wait; } 2>/dev/null` hides bash's "Killed" job notice after a timeout.
+# `set +m` inside keeps the command's own background jobs in its group; `{ wait; } 2>/dev/null` hides bash's
+# "Killed" job notice after a timeout. The command runs in a freshly exec'd bash, not in a fork of the loop: a
+# fork would carry this call's token in its memory, and a command that read it could print a forged end marker
+# (a false exit status, or an early "end" that escapes its own timeout). The script reaches the new bash on fd 3
+# (a here-string), not in argv, which holds at most 128 KiB per string.
 _WRAPPER = (
     "printf '\\036{t}:s\\036'; printf '\\036{t}:s\\036' >&2; "
-    '( set +m; unset __aes_line; {prelude} eval "set --;"{script} ) </dev/null & __aes_pid=$!; '
+    "( set +m; {prelude} exec bash --noprofile --norc -c {runner} 3<<<{script} ) </dev/null & __aes_pid=$!; "
     "printf '\\036{t}:p:%d\\036' $__aes_pid >&2; {{ wait $__aes_pid; }} 2>/dev/null; __aes_rc=$?; "
     "printf '\\036{t}:e:%d\\036' $__aes_rc; printf '\\036{t}:e\\036' >&2\n"
 )
+
+
+_RUNNER = ansi_c_quote('IFS= read -r -d "" __aes_cmd <&3; exec 3<&-; eval "$__aes_cmd"')
 
 
 class ShellDiedError(SandboxError):
@@ -86,6 +94,7 @@ class BashShell:
         self._user = user
         self._sock: socket.socket | None = None
         self._raw: Any = None  # what exec_start returned (a SocketIO over _sock): closed with it
+        self._exec_id: str | None = None
         self._demux = Demuxer()
 
     # -- lifecycle ---------------------------------------------------------------------------------------
@@ -96,6 +105,8 @@ class BashShell:
             try:
                 self._start_once()
                 return
+            except ImageUnusableError:
+                raise
             except SandboxError:
                 if attempt == 2:
                     raise
@@ -105,6 +116,7 @@ class BashShell:
         exec_id = self._api.exec_create(
             self._container_id, SHELL_ARGV, stdin=True, stdout=True, stderr=True, tty=False, user=self._user or ""
         )["Id"]
+        self._exec_id = exec_id
         raw = self._api.exec_start(exec_id, socket=True)
         # docker-py hands back a SocketIO over the connection; we need the socket for sendall/timeouts. Nothing
         # can sit in the HTTP layer's read buffer yet: the shell prints only after it starts, below.
@@ -121,6 +133,8 @@ class BashShell:
             if not chunk:
                 self.close()
                 text = seen.decode(errors="replace").strip() or "no output"
+                if _NO_BASH.search(text):
+                    raise ImageUnusableError(f"the image cannot run bash (every sandbox needs it): {text}")
                 raise SandboxError(f"could not start bash in container {self._container_id[:12]}: {text}")
             seen += b"".join(payload for _, payload in self._demux.frames(chunk))
 
@@ -166,6 +180,12 @@ class BashShell:
                 if not is_running():
                     raise SandboxError(f"container {self._container_id[:12]} is no longer running") from None
                 if e.partial is not None:
+                    if self._shell_still_runs():
+                        # The stream broke, not the shell: the command's outcome is unknown. An error, never
+                        # a made-up exit status (which would read as the task's failure).
+                        raise SandboxError(
+                            f"lost the output stream of the shell in {self._container_id[:12]} while it still ran"
+                        ) from None
                     return e.partial  # the command killed our shell (`pkill bash`): it failed, we did not
                 if attempt == 2:
                     raise
@@ -176,7 +196,7 @@ class BashShell:
     ) -> ExecResult:
         token = secrets.token_hex(8)
         out, err = StreamCollector(token, limit), StreamCollector(token, limit)
-        line = _WRAPPER.format(t=token, prelude=prelude(env, cwd), script=ansi_c_quote(cmd))
+        line = _WRAPPER.format(t=token, prelude=prelude(env, cwd), runner=_RUNNER, script=ansi_c_quote(cmd))
         t0 = time.monotonic()
         try:
             self._send(line.encode("ascii"))
@@ -212,6 +232,18 @@ class BashShell:
             for stream, payload in self._demux.frames(chunk):
                 (err if stream == 2 else out).feed(payload)
         return False
+
+    def _shell_still_runs(self) -> bool:
+        if self._exec_id is None:
+            return False
+        for _ in range(10):  # the engine notices a killed process a moment after its stream closes
+            try:
+                if not self._api.exec_inspect(self._exec_id)["Running"]:
+                    return False
+            except Exception:
+                return False
+            time.sleep(0.05)
+        return True
 
     def _kill(self, pgid: int | None) -> None:
         """Kill a process group from outside: the shell itself is blocked in ``wait``."""

@@ -7,12 +7,48 @@ data; ``autoenv tasks lint`` reports them as findings instead of failing at run 
 from __future__ import annotations
 
 import enum
-from typing import Any
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = "1.4"
 ACCEPTED_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4")
+
+
+# Every time limit is finite and positive: a task may not switch its own limits off (nan, inf, 0 and negatives
+# are refused at load time, naming the field).
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+DEFAULT_AGENT_TIMEOUT_SEC = 600.0  # Harbor's default when [agent].timeout_sec is absent
+
+
+def artifact_path_problem(path: object) -> str | None:
+    """Why ``path`` is not an acceptable ``artifacts`` entry, or None.
+
+    An artifact names a file in the container; its copy lands under the trial's ``artifacts/`` dir on the
+    host, so it must be an absolute, normalized path with no ``..`` (which would climb out of that dir)."""
+    if not isinstance(path, str) or not path.strip():
+        return "must be a non-empty string"
+    if "\0" in path or "\\" in path:
+        return f"{path!r} holds a NUL byte or a backslash"
+    p = PurePosixPath(path)
+    if not p.is_absolute():
+        return f"{path!r} is not an absolute container path (e.g. /app/out.txt)"
+    if ".." in p.parts:
+        return f"{path!r} contains '..': artifacts may not climb out of the trial's artifacts dir"
+    if p == PurePosixPath("/"):
+        return "'/' cannot be an artifact (name the files or dirs to keep)"
+    return None
+
+
+def _check_artifact(path: str) -> str:
+    problem = artifact_path_problem(path)
+    if problem is not None:
+        raise ValueError(problem)
+    return path
+
+
+ArtifactPath = Annotated[str, AfterValidator(_check_artifact)]
 
 
 class _Section(BaseModel):
@@ -37,27 +73,29 @@ class TaskInfo(_Section):
 
 
 class VerifierConfig(_Section):
-    timeout_sec: float = 600.0
+    timeout_sec: Seconds = 600.0
     env: dict[str, str] = Field(default_factory=dict)
     user: str | int | None = None  # Harbor accepts a user name or a numeric uid
-    environment_mode: str = "shared"
+    # "separate": the tests run in a fresh container of the same image holding only the declared artifacts
+    # (nothing the agent left running can touch the reward); "shared": in the agent's container.
+    environment_mode: Literal["shared", "separate"] = "shared"
     network_mode: NetworkMode | None = None
     allowed_hosts: list[str] = Field(default_factory=list)
 
 
 class AgentConfig(_Section):
-    timeout_sec: float | None = None
+    timeout_sec: Seconds = DEFAULT_AGENT_TIMEOUT_SEC
     user: str | int | None = None
     network_mode: NetworkMode | None = None
     allowed_hosts: list[str] = Field(default_factory=list)
 
 
 class EnvironmentConfig(_Section):
-    build_timeout_sec: float = 600.0
+    build_timeout_sec: Seconds = 600.0
     docker_image: str | None = None
-    cpus: float | None = None
-    memory_mb: int | None = None
-    storage_mb: int | None = None
+    cpus: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    memory_mb: int | None = Field(default=None, gt=0)
+    storage_mb: int | None = Field(default=None, gt=0)
     gpus: int | None = None
     gpu_types: list[str] | None = None
     os: str = "linux"
@@ -117,7 +155,7 @@ class StepConfig(_Section):
 
 class TaskConfig(_Section):
     schema_version: str = SCHEMA_VERSION
-    artifacts: list[str] = Field(default_factory=list)
+    artifacts: list[ArtifactPath] = Field(default_factory=list)
     task: TaskInfo = Field(default_factory=TaskInfo)
     metadata: dict[str, Any] = Field(default_factory=dict)
     verifier: VerifierConfig = Field(default_factory=VerifierConfig)
@@ -143,10 +181,19 @@ class TaskConfig(_Section):
         return bool(self.steps)
 
     @property
+    def agent_network_mode(self) -> NetworkMode:
+        """The agent phase's network policy (Harbor's default is public)."""
+        return self.agent.network_mode or self.environment.network_mode or NetworkMode.PUBLIC
+
+    @property
+    def verifier_network_mode(self) -> NetworkMode:
+        """The verifier phase's network policy: its own, else the environment's, else public."""
+        return self.verifier.network_mode or self.environment.network_mode or NetworkMode.PUBLIC
+
+    @property
     def network_enabled(self) -> bool:
-        """Whether the agent container may reach the network (Harbor's default is public)."""
-        mode = self.agent.network_mode or self.environment.network_mode or NetworkMode.PUBLIC
-        return mode != NetworkMode.NO_NETWORK
+        """Whether the agent container may reach the network."""
+        return self.agent_network_mode != NetworkMode.NO_NETWORK
 
     def unknown_key_paths(self) -> list[str]:
         """Dotted paths of keys that are not part of the schema (lint findings, never run-time errors)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
+import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -16,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from autoenvscaling.tasks.config import TaskConfig
+from autoenvscaling.tasks.config import TaskConfig, artifact_path_problem
 from autoenvscaling.tasks.dockerfile import (
     Stage,
     copy_sources,
@@ -33,6 +34,8 @@ Severity = Literal["error", "warning", "info"]
 
 RULES: dict[str, Severity] = {
     "task-toml-invalid": "error",
+    "unsafe-artifact-path": "error",
+    "host-env-reference": "warning",
     "missing-instruction": "error",
     "empty-instruction": "error",
     "missing-dockerfile": "error",
@@ -122,7 +125,10 @@ def lint_task(path: Path | str, known_images: Sequence[str] = ()) -> list[Findin
     try:
         config = parse_task_toml(paths.config)
     except TaskFormatError as e:
-        return [_finding("task-toml-invalid", "task.toml", str(e), _error_line(str(e), paths))]
+        return [
+            *_unsafe_artifacts(paths),
+            _finding("task-toml-invalid", "task.toml", str(e), _error_line(str(e), paths)),
+        ]
     dockerfile = _read(paths.dockerfile) if paths.dockerfile.is_file() else None
     ctx = _Ctx(
         paths=paths,
@@ -135,6 +141,40 @@ def lint_task(path: Path | str, known_images: Sequence[str] = ()) -> list[Findin
     for rule in _RULE_FUNCS:
         findings += rule(ctx)
     return findings
+
+
+def _unsafe_artifacts(paths: TaskPaths) -> list[Finding]:
+    """``artifacts`` entries that would land outside the trial dir (the loader refuses them too)."""
+    text = _read(paths.config) or ""
+    try:
+        raw = tomllib.loads(text).get("artifacts")
+    except tomllib.TOMLDecodeError:
+        return []
+    if not isinstance(raw, list):
+        return []
+    line = toml_key_line(text, "artifacts")
+    return [
+        _finding("unsafe-artifact-path", "task.toml", f"artifacts: {problem}", line)
+        for entry in raw
+        if (problem := artifact_path_problem(entry)) is not None
+    ]
+
+
+_HOST_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _host_env_rule(ctx: _Ctx) -> Iterable[Finding]:
+    tables = (("solution.env", ctx.config.solution.env), ("verifier.env", ctx.config.verifier.env))
+    for table, values in tables:
+        for key, value in values.items():
+            for name in _HOST_VAR.findall(value):
+                yield _finding(
+                    "host-env-reference",
+                    "task.toml",
+                    f"{table}.{key} uses ${{{name}}}: host variables are expanded only when passed explicitly "
+                    f"(--pass-env {name}); otherwise it is empty",
+                    toml_key_line(ctx.toml_text, f"{table}.{key}"),
+                )
 
 
 # --- files that must exist ---------------------------------------------------------------------------
@@ -220,9 +260,7 @@ def _leak_rules(ctx: _Ctx) -> Iterable[Finding]:
             for ins in stage.instructions:
                 for src in copy_sources(ins):
                     if _copies(src, dir_name, globs):
-                        yield _finding(
-                            rule, dockerfile, f"{ins.keyword} {src} brings {dir_name} files in", ins.line
-                        )
+                        yield _finding(rule, dockerfile, f"{ins.keyword} {src} brings {dir_name} files in", ins.line)
         digests = _digests(ctx.dirs_named(dir_name))
         for f in env_files:
             try:
@@ -231,9 +269,7 @@ def _leak_rules(ctx: _Ctx) -> Iterable[Finding]:
                 continue
             match = digests.get(hashlib.sha256(data).hexdigest()) if data.strip() else None
             if match:
-                yield _finding(
-                    rule, ctx.rel(f), f"identical to {match}: the build context holds {dir_name} files"
-                )
+                yield _finding(rule, ctx.rel(f), f"identical to {match}: the build context holds {dir_name} files")
 
 
 def _normalize_image(name: str) -> str:
@@ -249,9 +285,7 @@ def _base_image_rule(ctx: _Ctx) -> Iterable[Finding]:
         image = ctx.config.environment.docker_image
         if image and _normalize_image(image) not in ctx.known_images:
             line = toml_key_line(ctx.toml_text, "environment.docker_image")
-            yield _finding(
-                "uncataloged-base-image", "task.toml", f"docker_image {image} is not a catalog image", line
-            )
+            yield _finding("uncataloged-base-image", "task.toml", f"docker_image {image} is not a catalog image", line)
         return
     for stage in external_bases(ctx.stages):
         if _normalize_image(stage.base) not in ctx.known_images:
@@ -302,9 +336,7 @@ def _test_script_rules(ctx: _Ctx) -> Iterable[Finding]:
         rel = ctx.rel(script)
         text = _read(script) or ""
         if not mentions_reward:
-            yield _finding(
-                "no-reward-write", rel, f"never writes {CONTAINER_REWARD_TXT} or {CONTAINER_REWARD_JSON}"
-            )
+            yield _finding("no-reward-write", rel, f"never writes {CONTAINER_REWARD_TXT} or {CONTAINER_REWARD_JSON}")
         for what, line in download_lines(text):
             yield _finding("grading-download", rel, f"downloads at grading time ({what})", line)
         if not text.startswith("#!"):
@@ -317,6 +349,7 @@ _RULE_FUNCS: tuple[Callable[[_Ctx], Iterable[Finding]], ...] = (
     _workdir_rule,
     _leak_rules,
     _config_rules,
+    _host_env_rule,
     _relative_path_rule,
     _test_script_rules,
     _base_image_rule,

@@ -10,7 +10,7 @@ import hashlib
 import shlex
 from pathlib import Path
 
-from autoenvscaling.sandbox.base import Sandbox
+from autoenvscaling.sandbox.base import Sandbox, SandboxError
 from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.model import iter_task_files
 from autoenvscaling.tasks.paths import CONTAINER_REWARD_JSON, CONTAINER_REWARD_TXT
@@ -45,12 +45,42 @@ def _hashes(files: list[Path]) -> dict[str, str]:
     return out
 
 
+_SCAN_DONE = "aes-scan-status:"
+_SCAN_LIMIT = 64_000_000
+
+
+class LeakageScanError(SandboxError):
+    """The scan could not look at the whole image (timed out, tools missing, output cut): never "clean"."""
+
+
 def _scan_command() -> str:
     prune = " -o ".join(f"-path {shlex.quote(p)}" for p in _PRUNE)
+    # find may report unreadable paths (exit 1) and sha256sum files that vanished (xargs 123); a missing tool
+    # (127) or anything else means the scan did not happen.
     return (
         f"find / -xdev \\( {prune} \\) -prune -o -type f -size +{_MIN_SIZE - 1}c -size -{_MAX_SIZE_K}k -print0"
-        " 2>/dev/null | xargs -0 -r sha256sum 2>/dev/null"
+        f" 2>/dev/null | xargs -0 -r sha256sum 2>/dev/null; echo {_SCAN_DONE}${{PIPESTATUS[0]}},${{PIPESTATUS[1]}}"
     )
+
+
+def _run_checked(sandbox: Sandbox, cmd: str, what: str, timeout: float, limit: int = 1_000_000) -> str:
+    res = sandbox.exec(cmd, timeout=timeout, user="0", output_limit=limit)
+    if res.timed_out:
+        raise LeakageScanError(f"the leakage scan ({what}) ran past {timeout:g} s")
+    if res.truncated:
+        raise LeakageScanError(f"the leakage scan ({what}) printed more than {limit} bytes")
+    if res.exit_code != 0:
+        raise LeakageScanError(f"the leakage scan ({what}) failed (exit {res.exit_code}): {res.output[-300:]}")
+    return res.stdout
+
+
+def _scan(sandbox: Sandbox) -> str:
+    out = _run_checked(sandbox, _scan_command(), "hashing the image's files", 120, _SCAN_LIMIT)
+    body, _, status = out.rstrip("\n").rpartition(_SCAN_DONE)
+    find_rc, _, xargs_rc = status.partition(",")
+    if find_rc not in ("0", "1") or xargs_rc not in ("0", "123"):
+        raise LeakageScanError(f"the leakage scan could not hash the image's files (find {find_rc}, xargs {xargs_rc})")
+    return body
 
 
 def check_leakage(task: Task, sandbox: Sandbox) -> list[CheckResult]:
@@ -62,22 +92,25 @@ def check_leakage(task: Task, sandbox: Sandbox) -> list[CheckResult]:
     env_dir = task.paths.environment_dir
     intended = set(_hashes(iter_task_files(env_dir))) if env_dir.is_dir() else set()
     tests = {h: n for h, n in tests.items() if h not in intended or n.endswith(_CODE_SUFFIXES)}
-    scan = sandbox.exec(_scan_command(), timeout=120, output_limit=64_000_000)
+    scan = _scan(sandbox)
     found_solution: list[str] = []
     found_tests: list[str] = []
-    for line in scan.stdout.splitlines():
+    for line in scan.splitlines():
         digest, _, path = line.partition("  ")
         if digest in solution:
             found_solution.append(f"{path} (= solution/{solution[digest]})")
         if digest in tests:
             found_tests.append(f"{path} (= tests/{tests[digest]})")
-    dirs = sandbox.exec("for d in /solution /tests; do [ -e $d ] && echo $d; done; true", timeout=30).stdout.split()
+    # As root: a directory the image's user cannot read must not hide what lies in it.
+    dirs = _run_checked(sandbox, "for d in /solution /tests; do [ -e $d ] && echo $d; done; true", "dirs", 30).split()
     found_solution += [f"{d} exists" for d in dirs if d == "/solution"]
     found_tests += [f"{d} exists" for d in dirs if d == "/tests"]
-    reward = sandbox.exec(
+    reward = _run_checked(
+        sandbox,
         f"for f in {CONTAINER_REWARD_TXT} {CONTAINER_REWARD_JSON}; do [ -e $f ] && echo $f; done; true",
-        timeout=30,
-    ).stdout.split()
+        "reward files",
+        30,
+    ).split()
     return [
         CheckResult(id=LEAK_SOLUTION, passed=not found_solution, detail="; ".join(found_solution[:5])),
         CheckResult(id=LEAK_TESTS, passed=not found_tests, detail="; ".join(found_tests[:5])),

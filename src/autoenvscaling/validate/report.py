@@ -28,7 +28,9 @@ LEAK_REWARD = "leak-reward"
 REWARD_MISSING = "reward-missing"
 REWARD_INVALID = "reward-invalid"
 VERIFIER_TIMEOUT = "verifier-timeout"
-TIMEOUT_CHECKS = frozenset({BUILD_TIMEOUT, ORACLE_TIMEOUT, VERIFIER_TIMEOUT})
+TRIAL_WATCHDOG = "trial-watchdog"  # a phase outlived its declared limit plus the grace period
+IMAGE_UNUSABLE = "image-unusable"  # the image cannot host a sandbox (no bash, bad USER, exiting ENTRYPOINT)
+TIMEOUT_CHECKS = frozenset({BUILD_TIMEOUT, ORACLE_TIMEOUT, VERIFIER_TIMEOUT, TRIAL_WATCHDOG})
 
 CHECK_DESCRIPTIONS: dict[str, str] = {
     BUILD: "the image did not build",
@@ -43,6 +45,8 @@ CHECK_DESCRIPTIONS: dict[str, str] = {
     REWARD_MISSING: "tests/test.sh finished without writing /logs/verifier/reward.txt or reward.json",
     REWARD_INVALID: "the reward file does not hold a finite number",
     VERIFIER_TIMEOUT: "tests/test.sh ran past [verifier].timeout_sec",
+    TRIAL_WATCHDOG: "a trial phase outlived its time limit and was stopped by the watchdog",
+    IMAGE_UNUSABLE: "the image cannot run a sandbox (no bash, a USER that does not exist, or an exiting ENTRYPOINT)",
 }
 
 

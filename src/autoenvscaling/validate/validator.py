@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.images.catalog import catalog_names
-from autoenvscaling.sandbox.base import BuildError, SandboxBackend
+from autoenvscaling.sandbox.base import BuildError, ImageUnusableError, SandboxBackend
 from autoenvscaling.tasks import Task, TaskFormatError, load_task
 from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.validate import report as R
@@ -19,7 +19,8 @@ from autoenvscaling.verify.agents import NopAgent, OracleAgent, TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.errors import VerifierError
 from autoenvscaling.verify.results import TrialResult, utcnow
-from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.secrets import passed_env
+from autoenvscaling.verify.trial import TrialOptions, TrialRunner
 
 Status = Callable[[str], None]
 _REWARD_EPS = 1e-9
@@ -39,6 +40,13 @@ class ValidationConfig(BaseModel):
     run_nop: bool = Field(default=True, description="run the do-nothing agent; it must score 0")
     check_leakage: bool = True
     stop_on_build_failure: bool = True
+    pass_env: list[str] = Field(
+        default_factory=list, description="host variables ${VAR} in a task's env tables may expand to (none by default)"
+    )
+    network: bool = Field(default=True, description="False: no phase of any trial gets a network (drafts)")
+
+    def trial_options(self) -> TrialOptions:
+        return TrialOptions(passed_env=passed_env(self.pass_env), network=None if self.network else False)
 
 
 def _verifier_check(result: TrialResult) -> str | None:
@@ -67,7 +75,8 @@ class TaskValidator:
         self.builder = builder
         self.config = config
         self.trials_dir = trials_dir
-        self.runner = TrialRunner(backend, builder, run_id=run_id)
+        self.options = config.trial_options()
+        self.runner = TrialRunner(backend, builder, run_id=run_id, options=self.options)
 
     def validate(self, task_dir: Path, status: Status = lambda _: None) -> R.ValidationReport:
         started = utcnow()
@@ -76,6 +85,8 @@ class TaskValidator:
         rep.started_at = started
         try:
             self._pipeline(task_dir, rep, status)
+        except ImageUnusableError as e:  # the task's image, not our infrastructure
+            rep.checks.append(R.CheckResult(id=R.IMAGE_UNUSABLE, passed=False, detail=str(e)[-2000:]))
         except UserInputError as e:  # unsupported or unreadable task: said clearly, as an error
             rep.verdict, rep.error = R.Verdict.ERROR, str(e)
         except Exception as e:  # infrastructure
@@ -154,7 +165,8 @@ class TaskValidator:
         for i in range(1, self.config.repeats + 1):
             status(f"oracle {i}/{self.config.repeats}")
             last = i == self.config.repeats and not self.config.run_nop
-            res = self._trial(task, OracleAgent(), f"oracle-{i}", rep, prewarm_next=not last)
+            oracle = OracleAgent(self.options.passed_env)
+            res = self._trial(task, oracle, f"oracle-{i}", rep, prewarm_next=not last)
             if res.exception_info and res.exception_info.exception_type == "AgentTimeoutError":
                 timed_out = True
             if res.reward is not None:  # a run with no reward is already a failed check of its own
@@ -181,6 +193,8 @@ class TaskValidator:
     ) -> TrialResult:
         res = self.runner.run(task, agent, self.trials_dir / f"{task.name}__{label}", prewarm_next=prewarm_next)
         err = res.exception_info
+        if err is not None and err.exception_type == ImageUnusableError.__name__:
+            raise ImageUnusableError(err.exception_message)
         rep.trials.append(
             R.TrialSummary(
                 trial_name=res.trial_name,

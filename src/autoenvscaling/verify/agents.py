@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -11,6 +12,7 @@ from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_SOLUTION_DIR
 from autoenvscaling.verify.errors import AgentTimeoutError
 from autoenvscaling.verify.results import AgentContext, AgentInfo
+from autoenvscaling.verify.secrets import expand_env
 
 
 class TrialAgent(Protocol):
@@ -41,19 +43,20 @@ class OracleAgent:
 
     info = AgentInfo(name="oracle", version="1")
 
+    def __init__(self, passed_env: Mapping[str, str] | None = None) -> None:
+        self.passed_env = dict(passed_env or {})  # the only host variables ${VAR} in [solution.env] may use
+
     def setup(self, sandbox: Sandbox, task: Task) -> None:
         if not task.paths.solve_script.is_file():
             raise FileNotFoundError(f"{task.paths.solve_script}: missing")
         sandbox.upload(task.paths.solution_dir, CONTAINER_SOLUTION_DIR)
 
     def run(self, sandbox: Sandbox, task: Task, agent_dir: Path, timeout_sec: float | None) -> AgentContext:
-        from autoenvscaling.verify.verifier import expand_env
-
         result = sandbox.exec(
             f"mkdir -p {CONTAINER_LOGS_AGENT} && "
             f"bash {CONTAINER_SOLUTION_DIR}/solve.sh > {CONTAINER_LOGS_AGENT}/oracle.txt 2>&1",
             timeout=timeout_sec,
-            env=expand_env(task.config.solution.env),
+            env=expand_env(task.config.solution.env, self.passed_env),
         )
         if result.timed_out:
             raise AgentTimeoutError(f"solution/solve.sh ran past the agent timeout ({timeout_sec:g} s)")

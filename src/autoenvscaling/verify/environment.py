@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import tempfile
@@ -13,10 +14,16 @@ from autoenvscaling.errors import UserInputError
 from autoenvscaling.images.aliases import alias_image, rewrite_dockerfile
 from autoenvscaling.sandbox.base import LABEL, BuildSpec, SandboxBackend, SandboxError, SandboxSpec
 from autoenvscaling.tasks import Task
+from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.model import iter_task_files
 
 TASK_IMAGE_REPO = "autoenv-task"
+# Limits applied when task.toml is silent (documented in docs/security.md). A task may ask for less or more;
+# CPUs are capped at what the host has, since the engine refuses more.
 DEFAULT_PIDS_LIMIT = 1024
+DEFAULT_CPUS = 2.0
+DEFAULT_MEMORY_MB = 4096
+DEFAULT_FILE_SIZE_MB = 10240  # the largest single file; [environment].storage_mb lowers (or raises) it
 
 
 class UnsupportedTaskError(UserInputError):
@@ -35,6 +42,22 @@ def environment_hash(env_dir: Path, extra: str = "") -> str:
 
 
 def check_supported(task: Task) -> None:
+    cfg = task.config
+    for field, mode in (
+        ("agent.network_mode", cfg.agent.network_mode),
+        ("verifier.network_mode", cfg.verifier.network_mode),
+        ("environment.network_mode", cfg.environment.network_mode),
+    ):
+        if mode == NetworkMode.ALLOWLIST:
+            raise UnsupportedTaskError(
+                f'{task.paths.config}: {field} = "allowlist" is not supported here (it would mean full '
+                'internet); use "no-network" or "public"'
+            )
+    if cfg.verifier.environment_mode == "shared" and cfg.verifier_network_mode != cfg.agent_network_mode:
+        raise UnsupportedTaskError(
+            f"{task.paths.config}: verifier.network_mode differs from the agent's; that needs "
+            '[verifier] environment_mode = "separate"'
+        )
     if task.config.is_multi_step:
         raise UnsupportedTaskError(
             f"{task.paths.config}: multi-step tasks ([[steps]]) are parsed but running them is not supported yet"
@@ -114,8 +137,9 @@ class EnvironmentBuilder:
             name_hint=name_hint,
             workdir=env_cfg.workdir,
             env=dict(env_cfg.env),
-            cpus=env_cfg.cpus,
-            memory_mb=env_cfg.memory_mb,
+            cpus=min(env_cfg.cpus or DEFAULT_CPUS, float(os.cpu_count() or 1)),
+            memory_mb=env_cfg.memory_mb or DEFAULT_MEMORY_MB,
+            file_size_mb=env_cfg.storage_mb or DEFAULT_FILE_SIZE_MB,
             pids_limit=DEFAULT_PIDS_LIMIT,
             network=task.config.network_enabled if network is None else network,
             run_id=run_id,

@@ -25,3 +25,9 @@ class VerifierTimeoutError(VerifierError):
 
 class AgentTimeoutError(AutoEnvError):
     """The agent phase ran past ``[agent].timeout_sec``. The verifier still runs (Harbor semantics)."""
+
+
+class TrialWatchdogError(VerifierError):
+    """A phase of the trial outlived its declared time limit plus a grace period: the watchdog removed its sandbox."""
+
+    check_id = "trial-watchdog"

@@ -2,25 +2,66 @@
 
 Failures are recorded, not raised: an infrastructure failure lands in ``exception_info`` with no reward
 (an error), a verifier that yields no reward likewise; a task the agent failed is a reward of 0.
+
+Untrusted-task controls live here: every phase runs under a watchdog (its declared limit plus a grace period),
+artifacts are confined to the trial dir, files from the container never replace the harness's own, the verifier
+runs in a fresh container (``environment_mode = "separate"``) or, in shared mode, only after every agent-phase
+process is gone, and known secret values are scrubbed from the trial dir before anyone reads it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import TracebackType
+from typing import Self
 
-from autoenvscaling.sandbox.base import Sandbox, SandboxBackend
+from pydantic import BaseModel, Field
+
+from autoenvscaling.sandbox.base import (
+    DEFAULT_OUTPUT_LIMIT,
+    CopyOutLimitError,
+    ExecResult,
+    Sandbox,
+    SandboxBackend,
+    SandboxError,
+)
 from autoenvscaling.tasks import Task
+from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_LOGS_ARTIFACTS, CONTAINER_LOGS_VERIFIER
 from autoenvscaling.verify.agents import TrialAgent
+from autoenvscaling.verify.confine import artifact_dest, merge_untrusted
 from autoenvscaling.verify.environment import EnvironmentBuilder
-from autoenvscaling.verify.errors import AgentTimeoutError
+from autoenvscaling.verify.errors import AgentTimeoutError, TrialWatchdogError
 from autoenvscaling.verify.paths import TrialPaths
 from autoenvscaling.verify.prewarm import Prewarmer
+from autoenvscaling.verify.processes import agent_phase_mark, end_agent_processes
 from autoenvscaling.verify.results import ExceptionInfo, TaskId, TimingInfo, TrialResult, utcnow
+from autoenvscaling.verify.secrets import scrub_text, scrub_tree, secret_values
 from autoenvscaling.verify.verifier import Verifier
+
+# As root (whatever the image's user), and writable by the agent's user; /logs/verifier is recreated before the tests.
+_MKDIR_LOGS = (
+    f"mkdir -p {CONTAINER_LOGS_AGENT} {CONTAINER_LOGS_VERIFIER} {CONTAINER_LOGS_ARTIFACTS}"
+    f" && chmod 0777 {CONTAINER_LOGS_AGENT} {CONTAINER_LOGS_ARTIFACTS}"
+)
+
+
+class TrialOptions(BaseModel):
+    """What the caller (not the task) decides about every trial."""
+
+    passed_env: dict[str, str] = Field(
+        default_factory=dict, description="host variables the user passed; the only ones ${VAR} may expand to"
+    )
+    network: bool | None = Field(
+        default=None, description="None: the task's network policy; False: no network in any phase"
+    )
+    watchdog_grace_sec: float = Field(
+        default=30.0, gt=0, description="how long a phase may outlive its declared limit before its sandbox goes"
+    )
 
 
 @contextlib.contextmanager
@@ -30,6 +71,88 @@ def _timed(info: TimingInfo) -> Iterator[TimingInfo]:
         yield info
     finally:
         info.finished_at = utcnow()
+
+
+class _Watchdog:
+    """Removes the phase's sandboxes once ``seconds`` pass; the phase then ends with ``TrialWatchdogError``."""
+
+    def __init__(self, seconds: float, what: str, sandboxes: list[Sandbox]) -> None:
+        self.seconds = seconds
+        self.what = what
+        self.sandboxes = sandboxes
+        self.fired = threading.Event()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def _fire(self) -> None:
+        self.fired.set()
+        for sb in list(self.sandboxes):
+            with contextlib.suppress(Exception):
+                sb.stop()
+
+    def __enter__(self) -> Self:
+        self._timer.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._timer.cancel()
+        if self.fired.is_set():
+            raise TrialWatchdogError(
+                f"the {self.what} outlived its limit by more than the grace period ({self.seconds:g} s in all); "
+                "its sandbox was removed"
+            ) from None
+
+
+class _AsUser:
+    """The sandbox as the agent sees it: commands run as ``[agent].user`` unless they name a user."""
+
+    def __init__(self, inner: Sandbox, user: str) -> None:
+        self._inner = inner
+        self._user = user
+
+    @property
+    def id(self) -> str:
+        return self._inner.id
+
+    def start(self) -> None:
+        self._inner.start()
+
+    def exec(
+        self,
+        cmd: str,
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        user: str | None = None,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    ) -> ExecResult:
+        return self._inner.exec(
+            cmd, timeout=timeout, env=env, cwd=cwd, user=user or self._user, output_limit=output_limit
+        )
+
+    def upload(self, src: Path, dst: str) -> None:
+        self._inner.upload(src, dst)
+
+    def upload_text(self, content: str | bytes, dst: str, mode: int = 0o644) -> None:
+        self._inner.upload_text(content, dst, mode)
+
+    def download(self, src: str, dst: Path) -> None:
+        self._inner.download(src, dst)
+
+    def stop(self) -> None:
+        self._inner.stop()
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
 
 
 def write_json_atomic(path: Path, text: str) -> None:
@@ -48,22 +171,34 @@ class TrialRunner:
         run_id: str | None = None,
         *,
         prewarm: bool = True,
+        options: TrialOptions | None = None,
     ) -> None:
         self.backend = backend
         self.builder = builder
         self.run_id = run_id
+        self.options = options or TrialOptions()
         self.prewarmer = Prewarmer(backend) if prewarm else None
+        self._secrets = secret_values(self.options.passed_env)
 
     def close(self) -> None:
         """Stop spare sandboxes nobody took. Call once no more trials will run."""
         if self.prewarmer is not None:
             self.prewarmer.close()
 
+    def _network(self, mode: NetworkMode) -> bool:
+        return mode != NetworkMode.NO_NETWORK and self.options.network is not False
+
     def prewarm(self, task: Task) -> None:
         """Start a sandbox for this task's next trial in the background."""
         if self.prewarmer is not None:
             image = self.builder.image_for(task)
-            spare = self.builder.spec_for(task, image, name_hint=f"{task.name}__next", run_id=self.run_id)
+            spare = self.builder.spec_for(
+                task,
+                image,
+                name_hint=f"{task.name}__next",
+                run_id=self.run_id,
+                network=self._network(task.config.agent_network_mode),
+            )
             self.prewarmer.prepare(f"{task.paths.root}|{image}", spare)
 
     def _sandbox(self, task: Task, trial_dir: Path, prewarm_next: bool) -> Sandbox:
@@ -71,15 +206,20 @@ class TrialRunner:
         key = f"{task.paths.root}|{image}"
         sandbox = self.prewarmer.take(key) if self.prewarmer else None
         if sandbox is None:
-            spec = self.builder.spec_for(task, image, name_hint=trial_dir.name, run_id=self.run_id)
-            sandbox = self.backend.create(spec)
-            try:
-                sandbox.start()
-            except BaseException:
-                sandbox.stop()
-                raise
+            network = self._network(task.config.agent_network_mode)
+            spec = self.builder.spec_for(task, image, name_hint=trial_dir.name, run_id=self.run_id, network=network)
+            sandbox = self._started(self.backend.create(spec))
         if prewarm_next:
             self.prewarm(task)
+        return sandbox
+
+    @staticmethod
+    def _started(sandbox: Sandbox) -> Sandbox:
+        try:
+            sandbox.start()
+        except BaseException:
+            sandbox.stop()
+            raise
         return sandbox
 
     def run(
@@ -102,38 +242,32 @@ class TrialRunner:
             agent_info=agent.info,
             started_at=utcnow(),
         )
-        sandbox: Sandbox | None = None
+        sandboxes: list[Sandbox] = []
         try:
             result.environment_setup = TimingInfo()
             with _timed(result.environment_setup):
                 sandbox = self._sandbox(task, trial_dir, prewarm_next)
-                sandbox.exec(
-                    f"mkdir -p {CONTAINER_LOGS_AGENT} {CONTAINER_LOGS_VERIFIER} {CONTAINER_LOGS_ARTIFACTS}",
-                    timeout=30,
-                )
-            self._agent_phases(task, agent, sandbox, paths, result, agent_timeout_sec)
+                sandboxes.append(sandbox)
+                sandbox.exec(_MKDIR_LOGS, timeout=30, user="0")
+                mark = agent_phase_mark(sandbox)
+            self._agent_phases(task, agent, sandbox, paths, result, agent_timeout_sec, sandboxes)
             if result.exception_info is None or result.exception_info.exception_type == "AgentTimeoutError":
-                result.verifier = TimingInfo()
-                verifier = Verifier(task, sandbox, paths.verifier_dir)
-                try:
-                    with _timed(result.verifier):
-                        result.verifier_result = verifier.verify()
-                finally:
-                    if verifier.tests_seconds is not None:
-                        result.command_seconds["tests"] = verifier.tests_seconds
+                self._verify(task, sandbox, mark, paths, result, sandboxes)
         except Exception as e:  # recorded: the caller decides what an error means for its verdict
             result.exception_info = ExceptionInfo.from_exception(e)
         finally:
-            if sandbox is not None:
+            if sandboxes:
                 result.teardown = TimingInfo()
                 with _timed(result.teardown):
-                    try:
-                        sandbox.stop()
-                    except Exception as e:
-                        if result.exception_info is None:
-                            result.exception_info = ExceptionInfo.from_exception(e)
+                    for sb in sandboxes:
+                        try:
+                            sb.stop()
+                        except Exception as e:
+                            if result.exception_info is None:
+                                result.exception_info = ExceptionInfo.from_exception(e)
             result.finished_at = utcnow()
-            write_json_atomic(paths.result, result.model_dump_json(indent=2))
+            scrub_tree(paths.root, self._secrets)
+            write_json_atomic(paths.result, scrub_text(result.model_dump_json(indent=2), self._secrets))
         return result
 
     def _agent_phases(
@@ -144,30 +278,89 @@ class TrialRunner:
         paths: TrialPaths,
         result: TrialResult,
         agent_timeout_sec: float | None,
+        sandboxes: list[Sandbox],
     ) -> None:
-        result.agent_setup = TimingInfo()
-        with _timed(result.agent_setup):
-            agent.setup(sandbox, task)
         timeout = agent_timeout_sec if agent_timeout_sec is not None else task.config.agent.timeout_sec
-        result.agent_execution = TimingInfo()
+        user = task.config.agent.user
+        seen: Sandbox = sandbox if user is None else _AsUser(sandbox, str(user))
+        limit = timeout + self.options.watchdog_grace_sec
+        with _Watchdog(limit, "agent phase ([agent].timeout_sec)", sandboxes):
+            result.agent_setup = TimingInfo()
+            with _timed(result.agent_setup):
+                agent.setup(seen, task)
+            result.agent_execution = TimingInfo()
+            try:
+                with _timed(result.agent_execution):
+                    result.agent_result = agent.run(seen, task, paths.agent_dir, timeout)
+                command_sec = result.agent_result.metadata.get("command_sec")
+                if isinstance(command_sec, int | float):
+                    result.command_seconds["agent"] = float(command_sec)
+            except AgentTimeoutError as e:
+                # Harbor semantics: an agent that runs out of time is still graded.
+                result.exception_info = ExceptionInfo.from_exception(e)
+            finally:
+                self._collect_agent_outputs(task, sandbox, paths)
+
+    def _verify(
+        self, task: Task, sandbox: Sandbox, mark: int, paths: TrialPaths, result: TrialResult, sandboxes: list[Sandbox]
+    ) -> None:
+        cfg = task.config.verifier
+        result.verifier = TimingInfo()
+        limit = cfg.timeout_sec + self.options.watchdog_grace_sec
+        verifier: Verifier | None = None
         try:
-            with _timed(result.agent_execution):
-                result.agent_result = agent.run(sandbox, task, paths.agent_dir, timeout)
-            command_sec = result.agent_result.metadata.get("command_sec")
-            if isinstance(command_sec, int | float):
-                result.command_seconds["agent"] = float(command_sec)
-        except AgentTimeoutError as e:
-            # Harbor semantics: an agent that runs out of time is still graded.
-            result.exception_info = ExceptionInfo.from_exception(e)
+            with _Watchdog(limit, "verifier phase ([verifier].timeout_sec)", sandboxes), _timed(result.verifier):
+                if cfg.environment_mode == "separate":
+                    sandbox = self._verifier_sandbox(task, paths, sandbox, sandboxes)
+                else:
+                    end_agent_processes(sandbox, mark)
+                verifier = Verifier(task, sandbox, paths.verifier_dir, passed_env=self.options.passed_env)
+                result.verifier_result = verifier.verify()
         finally:
-            self._collect_agent_outputs(task, sandbox, paths)
+            if verifier is not None and verifier.tests_seconds is not None:
+                result.command_seconds["tests"] = verifier.tests_seconds
+
+    def _verifier_sandbox(
+        self, task: Task, paths: TrialPaths, agent_sandbox: Sandbox, sandboxes: list[Sandbox]
+    ) -> Sandbox:
+        """A fresh container of the same image holding only the declared artifacts (Harbor's separate mode)."""
+        agent_sandbox.stop()
+        image = self.builder.image_for(task)
+        spec = self.builder.spec_for(
+            task,
+            image,
+            name_hint=f"{paths.root.name}__verifier",
+            run_id=self.run_id,
+            network=self._network(task.config.verifier_network_mode),
+        )
+        sandbox = self.backend.create(spec)
+        sandboxes.append(sandbox)
+        self._started(sandbox)
+        sandbox.exec(_MKDIR_LOGS, timeout=30, user="0")
+        for artifact in task.config.artifacts:
+            src = artifact_dest(paths.artifacts_dir, artifact)
+            if src.exists():
+                sandbox.upload(src, artifact)
+        return sandbox
 
     @staticmethod
     def _collect_agent_outputs(task: Task, sandbox: Sandbox, paths: TrialPaths) -> None:
-        with contextlib.suppress(Exception):
-            sandbox.download(CONTAINER_LOGS_AGENT, paths.agent_dir)
+        """/logs/agent and the artifacts, copied out capped; nothing the harness wrote is replaced."""
+        staging = paths.root / ".agent-logs"
+        try:
+            sandbox.download(CONTAINER_LOGS_AGENT, staging)
+        except CopyOutLimitError:
+            raise
+        except SandboxError:
+            pass  # no /logs/agent: nothing to keep
+        if staging.exists():
+            merge_untrusted(staging, paths.agent_dir)
         for artifact in task.config.artifacts:
-            dest = paths.artifacts_dir / artifact.lstrip("/")
+            dest = artifact_dest(paths.artifacts_dir, artifact)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(Exception):
+            try:
                 sandbox.download(artifact, dest)
+            except CopyOutLimitError:
+                raise
+            except SandboxError:
+                pass  # an artifact the agent never made

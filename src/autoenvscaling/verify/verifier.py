@@ -1,6 +1,6 @@
 """Run a task's tests with Harbor's semantics and turn the reward files into a ``VerifierResult``.
 
-1. ``rm -f`` the reward files (an agent could have pre-written them);
+1. recreate ``/logs/verifier`` as root (an agent could have pre-written rewards or left it writable to all);
 2. upload ``tests/`` to ``/tests`` (only now, after the agent phase);
 3. ``(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1`` under ``[verifier].timeout_sec``;
 4. copy ``/logs/verifier`` out and read ``reward.json`` (wins) or ``reward.txt``.
@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
-from autoenvscaling.sandbox.base import Sandbox
+from autoenvscaling.sandbox.base import Sandbox, SandboxError
 from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.paths import (
     CONTAINER_LOGS_VERIFIER,
@@ -32,22 +31,11 @@ from autoenvscaling.verify.errors import (
     VerifierTimeoutError,
 )
 from autoenvscaling.verify.results import VerifierResult
+from autoenvscaling.verify.secrets import expand_env
 
-_VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+__all__ = ["Verifier", "expand_env", "read_rewards"]
+
 _MAX_REWARD_FILE = 64 * 1024
-
-
-def expand_env(values: dict[str, str], host_env: dict[str, str] | None = None) -> dict[str, str]:
-    """Expand ``${VAR}`` and ``${VAR:-default}`` from the host environment (task.toml ``env`` tables)."""
-    source = dict(os.environ) if host_env is None else host_env
-
-    def sub(m: re.Match[str]) -> str:
-        value = source.get(m.group(1))
-        if value is None or (value == "" and m.group(2) is not None):
-            return m.group(2) or ""
-        return value
-
-    return {k: _VAR_RE.sub(sub, v) for k, v in values.items()}
 
 
 def _finite(name: str, value: object, source: Path) -> float:
@@ -92,23 +80,42 @@ def read_rewards(verifier_dir: Path) -> dict[str, float]:
 
 
 class Verifier:
-    def __init__(self, task: Task, sandbox: Sandbox, verifier_dir: Path) -> None:
+    def __init__(
+        self, task: Task, sandbox: Sandbox, verifier_dir: Path, *, passed_env: Mapping[str, str] | None = None
+    ) -> None:
         self.task = task
         self.sandbox = sandbox
         self.verifier_dir = verifier_dir
+        self.passed_env = dict(passed_env or {})
         self.tests_seconds: float | None = None  # time test.sh itself ran (the rest is our plumbing)
 
+    @property
+    def user(self) -> str | None:
+        user = self.task.config.verifier.user
+        return None if user is None else str(user)
+
     def prepare(self) -> None:
-        """Steps 1-2: clear pre-written rewards, upload the tests (after the agent phase only)."""
-        self.sandbox.exec(
-            f"rm -rf {CONTAINER_REWARD_TXT} {CONTAINER_REWARD_JSON} {CONTAINER_TESTS_DIR}"
-            f" && mkdir -p {CONTAINER_LOGS_VERIFIER} && chmod 777 {CONTAINER_LOGS_VERIFIER}",
+        """Steps 1-2: a fresh /logs/verifier owned by root (or the tests' user), then the tests.
+
+        Done as root and checked: an image whose user cannot delete a pre-written reward must not keep it."""
+        res = self.sandbox.exec(
+            f"rm -rf {CONTAINER_LOGS_VERIFIER} {CONTAINER_TESTS_DIR} && mkdir -p {CONTAINER_LOGS_VERIFIER}"
+            f" && chmod 0755 {CONTAINER_LOGS_VERIFIER} && test ! -e {CONTAINER_REWARD_TXT}"
+            f" && test ! -e {CONTAINER_REWARD_JSON}",
             timeout=30,
+            user="0",
         )
+        if not res.ok:
+            raise SandboxError(f"cannot reset {CONTAINER_LOGS_VERIFIER} before the tests: {res.output.strip()[-300:]}")
+        uid = self.sandbox.exec("id -u", timeout=30, user=self.user).stdout.strip()
+        if uid.isdigit() and uid != "0":  # the tests run as another user: only that user may write the reward
+            self.sandbox.exec(f"chown {uid} {CONTAINER_LOGS_VERIFIER}", timeout=30, user="0")
         if not self.task.paths.tests_dir.is_dir():
             raise VerifierError(f"{self.task.paths.tests_dir}: missing")
         self.sandbox.upload(self.task.paths.tests_dir, CONTAINER_TESTS_DIR)
-        self.sandbox.exec(f"chmod -R a+rX {CONTAINER_TESTS_DIR} && chmod +x {CONTAINER_TESTS_DIR}/test.sh", timeout=30)
+        self.sandbox.exec(
+            f"chmod -R a+rX {CONTAINER_TESTS_DIR} && chmod +x {CONTAINER_TESTS_DIR}/test.sh", timeout=30, user="0"
+        )
 
     def run_tests(self) -> None:
         """Step 3: the test script, output to test-stdout.txt, under the verifier timeout."""
@@ -116,8 +123,8 @@ class Verifier:
         result = self.sandbox.exec(
             f"({CONTAINER_TESTS_DIR}/test.sh) > {CONTAINER_LOGS_VERIFIER}/test-stdout.txt 2>&1",
             timeout=cfg.timeout_sec,
-            env=expand_env(cfg.env),
-            user=None if cfg.user is None else str(cfg.user),
+            env=expand_env(cfg.env, self.passed_env),
+            user=self.user,
         )
         self.tests_seconds = result.duration_sec
         if result.timed_out:
