@@ -86,7 +86,8 @@ class DraftTools:
         self.task_id = task_id
         self.config = config or ToolsConfig()
         base = validation or ValidationConfig()
-        self.validation = base.model_copy(update={"repeats": self.config.check_repeats})
+        # Drafts run without network outside their build.
+        self.validation = base.model_copy(update={"repeats": self.config.check_repeats, "network": False})
         self.references = list(references or [])
         self.images = list(images or [])
         self.run_id = run_id
