@@ -22,7 +22,7 @@ from typing import Any
 
 from autoenvscaling.agent import Agent, AgentConfig, TrajectoryRecorder
 from autoenvscaling.agent.actions import Action
-from autoenvscaling.llm.base import Message, ModelResponse, ToolSpec
+from autoenvscaling.llm.base import Message, ModelResponse, Sampling, ToolSpec
 from autoenvscaling.llm.scripted import ScriptedModel
 from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxSpec
 from autoenvscaling.sandbox.fake import FakeBackend
@@ -49,6 +49,7 @@ class TimedModel(ScriptedModel):
         *,
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
+        sampling: Sampling | None = None,
     ) -> ModelResponse:
         started = time.perf_counter()
         try:

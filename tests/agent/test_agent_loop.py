@@ -10,7 +10,7 @@ import pytest
 
 from autoenvscaling.agent import Agent, AgentConfig, TrajectoryRecorder, read_trajectory
 from autoenvscaling.agent.loop import truncate_output
-from autoenvscaling.llm.base import Message, ModelError, ModelResponse, ToolCall, ToolSpec, Usage
+from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolCall, ToolSpec, Usage
 from autoenvscaling.llm.scripted import ScriptedError, ScriptedModel
 from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxError
 from autoenvscaling.sandbox.fake import FakeBackend, FakeCall, FakeSandbox
@@ -204,6 +204,7 @@ class RecordingModel(ScriptedModel):
         *,
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
+        sampling: Sampling | None = None,
     ) -> ModelResponse:
         self.options.append((tools, response_format))
         return super().complete(messages, tools=tools, response_format=response_format)

@@ -61,6 +61,13 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
+class Sampling(BaseModel):
+    """Per-call overrides of the model's configured sampling (``None`` keeps the configured value)."""
+
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0)
+
+
 class ModelResponse(BaseModel):
     content: str = ""
     reasoning_content: str | None = None
@@ -87,4 +94,5 @@ class Model(Protocol):
         *,
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
+        sampling: Sampling | None = None,
     ) -> ModelResponse: ...

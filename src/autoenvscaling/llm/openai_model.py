@@ -16,7 +16,7 @@ from typing import Any
 
 import openai
 
-from autoenvscaling.llm.base import Message, ModelError, ModelResponse, ToolSpec, Usage
+from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolSpec, Usage
 from autoenvscaling.llm.config import ModelConfig
 from autoenvscaling.llm.cost import estimate_cost, is_local_url, provider_cost
 from autoenvscaling.llm.openai_parse import parse_completion, to_wire_messages, to_wire_tools
@@ -65,8 +65,9 @@ class OpenAIModel:
         *,
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
+        sampling: Sampling | None = None,
     ) -> ModelResponse:
-        request = self._request(messages, tools, response_format)
+        request = self._request(messages, tools, response_format, sampling)
         started = time.perf_counter()
         data = self._create_with_retries(request)
         latency = time.perf_counter() - started  # what the caller waited, retries included
@@ -80,7 +81,11 @@ class OpenAIModel:
         return response.model_copy(update={"usage": usage})
 
     def _request(
-        self, messages: list[Message], tools: list[ToolSpec] | None, response_format: dict[str, Any] | None
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None,
+        response_format: dict[str, Any] | None,
+        overrides: Sampling | None = None,
     ) -> dict[str, Any]:
         cfg = self.config
         request: dict[str, Any] = {"model": cfg.name, "messages": to_wire_messages(messages)}
@@ -90,6 +95,8 @@ class OpenAIModel:
             "max_tokens": cfg.max_tokens,
             "seed": cfg.seed,
         }
+        if overrides is not None:
+            sampling.update(overrides.model_dump(exclude_none=True))
         request.update({k: v for k, v in sampling.items() if v is not None})
         if tools:
             request["tools"] = to_wire_tools(tools)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autoenvscaling.llm.base import Message, ModelError, ModelResponse, ToolSpec, Usage
+from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolSpec, Usage
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class ScriptedModel:
         self._name = name
         self._lock = threading.Lock()
         self.calls: list[list[Message]] = []  # every history the model was shown, for assertions
+        self.samplings: list[Sampling | None] = []  # the per-call sampling overrides, alike
 
     @property
     def name(self) -> str:
@@ -79,9 +80,11 @@ class ScriptedModel:
         *,
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
+        sampling: Sampling | None = None,
     ) -> ModelResponse:
         with self._lock:
             self.calls.append(list(messages))
+            self.samplings.append(sampling)
             if self._responder is not None:
                 item: ScriptItem = self._responder(list(messages))
             elif self._script:
