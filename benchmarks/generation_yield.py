@@ -1,17 +1,24 @@
-"""Generation yield: agentic proposer vs prompt-only baseline, same model, same seed trajectories, N per arm.
+"""Generation yield: four proposer arms, paired, on the same model, resumable across invocations.
 
-    .venv/bin/python benchmarks/generation_yield.py --model embedded --n 6 --domain terminal \\
-        --from runs/solve-XXXX --out runs/yield-XXXX
+Arms (episode ``i`` of every arm uses the same digest finding and the same parent task):
 
-    # a large model on a vLLM (or any OpenAI-compatible) endpoint:
-    .venv/bin/python benchmarks/generation_yield.py --model Qwen/Qwen3-32B --base-url http://HOST:8000/v1 \\
-        --n 50 --concurrency 8 --from runs/solve-XXXX --out runs/yield-qwen3-32b
+    P0  prompt           one call writes every file (hand-written tests), as before
+    P1  prompt-recorded  one call under the staged schema, then the same recorded-expectations step
+    A0  agentic          the free workshop (edit, check, try, submit)
+    A1  staged           the staged proposer with mutation starts (observe, decide, fix)
 
-Each arm is a full ``autoenv propose`` run (candidates validated by the pipeline, K=3 + nop + leakage,
-independently of the proposer's own checks). Per arm: valid rate with a 95% Wilson interval, tokens (and cost,
-when nonzero) per valid environment, wall time per valid environment (generation + validation), and a
-histogram of rejection reasons. Writes OUT/yield.json and OUT/yield.png, and prints the agentic/prompt ratios.
-The paper's claim to test: agentic valid rate >= 5x prompt-only, cost per valid environment <= 50%.
+Every candidate is validated by the pipeline (K oracle runs + nop + leakage + novelty); recorded expectations
+must also be reproduced by a blind solver attempt (instruction and environment only) at least once in K.
+"Distinct" drops a valid candidate nearly equal to an earlier valid one of the same arm.
+
+    .venv/bin/python benchmarks/generation_yield.py --n 20 --out runs/yield-1.5b          # starts or continues
+    .venv/bin/python benchmarks/generation_yield.py --n 20 --out runs/yield-1.5b --report  # tables only
+
+Each (arm, episode) item lands in OUT/items.jsonl as soon as it is done, so a killed run loses at most the item
+in flight; the same command continues it. Per arm: valid, distinct valid, self-consistent and reproduced
+counts, Wilson 95% intervals, one-sided Fisher exact p against P1 and P0, uncached prompt + completion tokens,
+wall and CPU seconds per valid environment, and the cost per valid environment as if a hosted model (default
+gpt-4.1-mini on OpenAI) had served the same tokens. Writes OUT/yield.json and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -19,20 +26,34 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections import Counter
+import resource
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from autoenvscaling.llm.config import open_model, parse_model_arg
+from autoenvscaling.llm.cost import estimate_cost
 from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.roles.proposer.domain import domain_context
+from autoenvscaling.roles.proposer.novelty import check_novelty
 from autoenvscaling.roles.proposer.records import Mode, ProposalRecord
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+from autoenvscaling.roles.tuning import tune_proposer
 from autoenvscaling.sandbox.registry import get_backend
 from autoenvscaling.validate.validator import ValidationConfig
 
-ARMS: tuple[Mode, ...] = ("prompt", "agentic")
-COLORS = {"prompt": "#999999", "agentic": "#3b7dd8"}
+ARMS: dict[str, Mode] = {"P0": "prompt", "P1": "prompt-recorded", "A0": "agentic", "A1": "staged"}
+
+
+class Item(BaseModel):
+    arm: str
+    index: int
+    record: ProposalRecord
+    cpu_sec: float  # this process (harness + the in-process model server); containers not included
+    wall_sec: float
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -46,152 +67,196 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, center - half), min(1.0, center + half)
 
 
-def _per_valid(total: float, valid: int) -> float | None:
-    return total / valid if valid else None
+def fisher_greater(a: int, n1: int, c: int, n2: int) -> float:
+    """One-sided Fisher exact p: P(X >= a) for arm 1's successes given the margins (arm 1 better than arm 2)."""
+    total, succ = n1 + n2, a + c
+    denom = math.comb(total, succ)
+    lo, hi = max(0, succ - n2), min(succ, n1)
+    return sum(math.comb(n1, k) * math.comb(n2, succ - k) for k in range(max(a, lo), hi + 1)) / denom
 
 
-def arm_stats(records: list[ProposalRecord]) -> dict[str, Any]:
-    n, valid = len(records), sum(r.is_valid for r in records)
-    tokens = sum(r.generation.tokens for r in records)
-    cost = sum(r.generation.cost_usd for r in records)
-    wall = sum(r.generation.wall_sec + r.validation.wall_sec for r in records)
-    lo, hi = wilson(valid, n)
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _per(total: float, k: int) -> float | None:
+    return total / k if k else None
+
+
+def distinct_valid(items: list[Item], threshold: float) -> list[Item]:
+    kept: list[Item] = []
+    for it in sorted(items, key=lambda i: i.index):
+        if not it.record.is_valid or not it.record.candidate_dir:
+            continue
+        refs = [Path(k.record.candidate_dir) for k in kept if k.record.candidate_dir]
+        if not refs or check_novelty(Path(it.record.candidate_dir), refs, threshold).is_new:
+            kept.append(it)
+    return kept
+
+
+def arm_stats(items: list[Item], price_as: str, threshold: float) -> dict[str, Any]:
+    recs = [i.record for i in items]
+    n = len(recs)
+    valid = sum(r.is_valid for r in recs)
+    distinct = len(distinct_valid(items, threshold))
+    recorded = [r for r in recs if r.validation.recorded]
+    self_consistent = sum(r.validation.verdict == "valid" for r in recorded)
+    reproduced = sum(r.validation.reproduced for r in recorded)
+    uncached = sum(r.generation.prompt_tokens - r.generation.cached_tokens for r in recs)
+    completion = sum(r.generation.completion_tokens for r in recs)
+    cached = sum(r.generation.cached_tokens for r in recs)
+    hosted = estimate_cost(
+        price_as, base_url=None, prompt_tokens=uncached + cached, completion_tokens=completion, cached_tokens=cached
+    )
+    wall = sum(i.wall_sec for i in items)
+    cpu = sum(i.cpu_sec for i in items)
+    lo, hi = wilson(distinct, n)
+    reasons: dict[str, int] = {}
+    for r in recs:
+        if not r.is_valid:
+            for c in r.failed_checks or [r.verdict]:
+                reasons[c] = reasons.get(c, 0) + 1
     return {
         "n": n,
         "valid": valid,
-        "valid_rate": valid / n if n else 0.0,
-        "valid_rate_ci95": [lo, hi],
-        "tokens": tokens,
-        "tokens_per_valid": _per_valid(tokens, valid),
-        "cost_usd": cost,
-        "cost_per_valid_usd": _per_valid(cost, valid) if cost > 0 else None,
+        "distinct_valid": distinct,
+        "distinct_valid_rate": distinct / n if n else 0.0,
+        "distinct_valid_ci95": [lo, hi],
+        "self_consistent": self_consistent,
+        "reproduced": reproduced,
+        "uncached_prompt_tokens": uncached,
+        "completion_tokens": completion,
+        "tokens_per_valid": _per(uncached + completion, distinct),
         "wall_sec": wall,
-        "generation_wall_sec": sum(r.generation.wall_sec for r in records),
-        "wall_per_valid_sec": _per_valid(wall, valid),
-        "verdicts": dict(Counter(r.verdict for r in records)),
-        "rejection_reasons": dict(Counter(c for r in records if not r.is_valid for c in r.failed_checks)),
-        "mean_turns": sum(r.generation.turns for r in records) / n if n else 0.0,
-        "mean_checks": sum(r.generation.checks_used for r in records) / n if n else 0.0,
+        "wall_per_valid_sec": _per(wall, distinct),
+        "cpu_sec": cpu,
+        "cpu_per_valid_sec": _per(cpu, distinct),
+        "hosted_cost_usd": hosted,
+        "hosted_cost_per_valid_usd": _per(hosted, distinct),
+        "rejection_reasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
     }
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None or b == 0 else a / b
+def load_items(path: Path) -> list[Item]:
+    if not path.is_file():
+        return []
+    items = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            items.append(Item.model_validate_json(line))
+        except ValueError:
+            continue  # a torn last line from a killed run: that item runs again
+    return items
 
 
-def ratios(agentic: dict[str, Any], prompt: dict[str, Any]) -> dict[str, float | None]:
-    keys = ("valid_rate", "tokens_per_valid", "cost_per_valid_usd", "wall_per_valid_sec")
-    return {k: _ratio(agentic[k], prompt[k]) for k in keys}
+def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    by_arm = {a: [i for i in items if i.arm == a] for a in arms}
+    stats = {a: arm_stats(by_arm[a], args.price_as, args.novelty_threshold) for a in arms}
+    for a in arms:
+        for base in ("P1", "P0"):
+            if base in stats and base != a:
+                s, b = stats[a], stats[base]
+                stats[a][f"fisher_p_vs_{base}"] = fisher_greater(
+                    s["distinct_valid"], s["n"], b["distinct_valid"], b["n"]
+                )
+                cost, base_cost = s["hosted_cost_per_valid_usd"], b["hosted_cost_per_valid_usd"]
+                stats[a][f"cost_ratio_vs_{base}"] = cost / base_cost if cost is not None and base_cost else None
+    print(f"\n{args.model} / {args.domain}: items per arm " + ", ".join(f"{a} {stats[a]['n']}" for a in arms))
+    print(
+        "| arm | distinct valid | 95% Wilson | valid | self-consistent | reproduced | p vs P1 | p vs P0 | "
+        "uncached prompt + completion tokens | wall s / valid | CPU s / valid | $ / valid (hosted) | rejections |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for a in arms:
+        s = stats[a]
+        lo, hi = s["distinct_valid_ci95"]
 
+        def f(v: float | None, fmt: str = "{:.0f}") -> str:
+            return "-" if v is None else fmt.format(v)
 
-def plot(result: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only, no display
-    import matplotlib.pyplot as plt
-
-    arms = result["arms"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    names = list(arms)
-    rates = [arms[a]["valid_rate"] for a in names]
-    errs = [
-        [r - arms[a]["valid_rate_ci95"][0] for a, r in zip(names, rates, strict=True)],
-        [arms[a]["valid_rate_ci95"][1] - r for a, r in zip(names, rates, strict=True)],
-    ]
-    left.bar(names, rates, yerr=errs, capsize=6, color=[COLORS.get(a, "#555555") for a in names])
-    left.set_ylim(0, 1)
-    left.set_ylabel("valid rate (95% Wilson CI)")
-    left.set_title(f"valid environments, n={arms[names[0]]['n']} per arm")
-    reasons = sorted({r for a in names for r in arms[a]["rejection_reasons"]})
-    width = 0.8 / max(1, len(names))
-    for i, a in enumerate(names):
-        xs = [j + i * width for j in range(len(reasons))]
-        counts = [arms[a]["rejection_reasons"].get(r, 0) for r in reasons]
-        right.bar(xs, counts, width=width, label=a, color=COLORS.get(a, "#555555"))
-    if not reasons:
-        right.text(0.5, 0.5, "no rejections", ha="center", va="center", transform=right.transAxes)
-    right.set_xticks([j + width * (len(names) - 1) / 2 for j in range(len(reasons))])
-    right.set_xticklabels(reasons, rotation=45, ha="right", fontsize=8)
-    right.set_title("rejection reasons")
-    right.legend()
-    fig.suptitle(f"generation yield: {result['model']} / {result['domain']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+        top = ", ".join(f"{k} {v}" for k, v in list(s["rejection_reasons"].items())[:4])
+        print(
+            f"| {a} {ARMS[a]} | {s['distinct_valid']}/{s['n']} | [{lo:.2f}, {hi:.2f}] | {s['valid']} | "
+            f"{s['self_consistent']} | {s['reproduced']} | {f(s.get('fisher_p_vs_P1'), '{:.3f}')} | "
+            f"{f(s.get('fisher_p_vs_P0'), '{:.3f}')} | {s['uncached_prompt_tokens']:,} + {s['completion_tokens']:,} | "
+            f"{f(s['wall_per_valid_sec'])} | {f(s['cpu_per_valid_sec'])} | "
+            f"{f(s['hosted_cost_per_valid_usd'], '{:.5f}')} | {top} |"
+        )
+    return stats
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="embedded")
     ap.add_argument("--base-url", default=None)
-    ap.add_argument("--n", type=int, default=6, help="generations per arm")
+    ap.add_argument("--n", type=int, default=20, help="episodes per arm")
+    ap.add_argument("--arms", default="A1,P1,P0,A0", help="comma-separated, run in this order per episode")
     ap.add_argument("--domain", default="terminal")
     ap.add_argument("--from", dest="from_path", type=Path, default=None, help="solve run dir or trials dir")
     ap.add_argument("--out", type=Path, default=Path("runs/generation-yield"))
-    ap.add_argument("--concurrency", type=int, default=1)
-    ap.add_argument("--max-turns", type=int, default=25)
-    ap.add_argument("--max-checks", type=int, default=4)
-    ap.add_argument("--max-tokens", type=int, default=4096, help="completion tokens per call, both arms")
-    ap.add_argument("--temperature", type=float, default=0.7)
+    ap.add_argument("--max-turns", type=int, default=15, help="A0: model calls per episode")
+    ap.add_argument("--max-checks", type=int, default=3, help="A0: checks per episode")
     ap.add_argument("--repeats", type=int, default=3, help="validation: reference-solution runs")
+    ap.add_argument("--reproduce", type=int, default=3, help="blind solver attempts for recorded expectations")
+    ap.add_argument("--solver-turns", type=int, default=10, help="blind solver: model calls per attempt")
+    ap.add_argument("--price-as", default="gpt-4.1-mini", help="hosted model the tokens are priced as")
+    ap.add_argument("--novelty-threshold", type=float, default=0.8)
     ap.add_argument("--backend", default="docker")
+    ap.add_argument("--report", action="store_true", help="print the tables of what is done; run nothing")
     args = ap.parse_args()
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        sys.exit(f"--arms: unknown {unknown}; known: {', '.join(ARMS)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    items_path = args.out / "items.jsonl"
+    items = load_items(items_path)
+    if not args.report:
+        run_items(args, arms, items, items_path)
+        items = load_items(items_path)
+    stats = report(items, arms, args)
+    result = {"model": args.model, "domain": args.domain, "n_per_arm": args.n, "arms": stats, "command": sys.argv}
+    (args.out / "yield.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(f"wrote {args.out / 'yield.json'}")
 
+
+def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], items_path: Path) -> None:
+    done = {(i.arm, i.index) for i in items}
+    todo = [(i, a) for i in range(args.n) for a in arms if (a, i) not in done]
+    if not todo:
+        return
     domain = domain_context(args.domain)
-    base = parse_model_arg(args.model, base_url=args.base_url)
-    mcfg = base.model_copy(
-        update={
-            "max_tokens": args.max_tokens,
-            "temperature": args.temperature,
-            "embedded_parallel": args.concurrency,
-            "embedded_ctx": 32768,  # agentic episodes outgrow the default context of a slot
-            # A long prompt on a busy CPU can take more than the default 600 s; a retry would start over.
-            "timeout_sec": max(base.timeout_sec, 3600.0) if base.provider == "embedded" else base.timeout_sec,
-        }
-    )
-    proposer = ProposerConfig(max_turns=args.max_turns, max_checks=args.max_checks)
     backend = get_backend(args.backend)
-    arms: dict[str, dict[str, Any]] = {}
-    with open_model(mcfg) as model:
-        for mode in ARMS:
+    base = parse_model_arg(args.model, base_url=args.base_url)
+    # One server for every arm: the largest shape any arm needs (the workshop's long context).
+    shape = tune_proposer(base, "agentic")
+    proposer = ProposerConfig(max_turns=args.max_turns, max_checks=args.max_checks, start_from="example")
+    print(f"{len(todo)} items to run ({len(done)} done) -> {items_path}", flush=True)
+    with open_model(shape) as model:
+        for k, (i, arm) in enumerate(todo, 1):
+            mode = ARMS[arm]
             config = ProposeConfig(
                 mode=mode,
-                n=args.n,
-                concurrency=args.concurrency,
+                n=1,
+                first_index=i,
                 from_path=args.from_path,
                 proposer=proposer,
                 validation=ValidationConfig(repeats=args.repeats),
+                reproduce_attempts=args.reproduce,
+                solver={"max_turns": args.solver_turns},
             )
-            print(f"[{mode}] {args.n} generations -> {args.out / mode}", flush=True)
-            records = ProposeRun(args.out / mode, backend, model, domain, config).run(
-                on_generated=lambda g: print(f"  {g.id}: {g.exit_reason}, {g.turns} turns", flush=True)
+            cpu0, t0 = _cpu(), time.perf_counter()
+            (record,) = ProposeRun(args.out / arm / f"{i:03d}", backend, model, domain, config).run()
+            item = Item(arm=arm, index=i, record=record, cpu_sec=_cpu() - cpu0, wall_sec=time.perf_counter() - t0)
+            with items_path.open("a", encoding="utf-8") as f:
+                f.write(item.model_dump_json() + "\n")
+            why = ", ".join(record.failed_checks) or "-"
+            print(
+                f"[{k}/{len(todo)}] {arm} #{i}: {record.verdict} ({why}) {item.wall_sec:.0f}s "
+                f"blind={record.validation.reproduce_rewards}",
+                flush=True,
             )
-            arms[mode] = arm_stats(records)
-            print(f"  valid {arms[mode]['valid']}/{args.n}", flush=True)
-    result = {
-        "model": args.model,
-        "domain": args.domain,
-        "from": str(args.from_path) if args.from_path else None,
-        "n_per_arm": args.n,
-        "proposer": proposer.model_dump(mode="json"),
-        "arms": arms,
-        "ratios_agentic_over_prompt": ratios(arms["agentic"], arms["prompt"]),
-    }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "yield.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
-    try:
-        plot(result, args.out / "yield.png")
-    except ImportError:
-        print("matplotlib is missing (pip install 'autoenvscaling[report]'): no plot")
-    for arm, s in arms.items():
-        lo, hi = s["valid_rate_ci95"]
-        print(
-            f"{arm:8s} valid {s['valid']}/{s['n']} = {s['valid_rate']:.2f} [{lo:.2f}, {hi:.2f}]  "
-            f"tokens/valid {s['tokens_per_valid']}  wall/valid {s['wall_per_valid_sec']}  "
-            f"rejections {s['rejection_reasons']}"
-        )
-    print("agentic / prompt:", json.dumps(result["ratios_agentic_over_prompt"]))
-    print(f"wrote {args.out / 'yield.json'} and {args.out / 'yield.png'}")
 
 
 if __name__ == "__main__":

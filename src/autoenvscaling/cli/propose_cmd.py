@@ -1,4 +1,4 @@
-"""`autoenv propose`: new environments from solver trajectories, agentically or prompt-only, then validated."""
+"""`autoenv propose`: new environments from solver trajectories (staged, workshop or prompt-only), validated."""
 
 from __future__ import annotations
 
@@ -15,10 +15,9 @@ from autoenvscaling.errors import UserInputError
 
 if TYPE_CHECKING:
     from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
+    from autoenvscaling.roles.proposer.reproduce import Reproduction
 
 console = Console()
-_MODES = ("agentic", "prompt")
-EPISODE_CTX = 32768
 
 
 def records_table(records: list[ProposalRecord], title: str) -> Table:
@@ -57,7 +56,13 @@ def records_table(records: list[ProposalRecord], title: str) -> Table:
 
 
 def propose(
-    mode: Annotated[str, typer.Option(help="agentic (workshop + check/try) or prompt (one call).")] = "agentic",
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="auto (staged for the embedded model, agentic otherwise) | staged | agentic (workshop + "
+            "check/try) | prompt (one call) | prompt-recorded (one call + recorded expectations)."
+        ),
+    ] = "auto",
     domain: Annotated[str, typer.Option(help="Domain pack: terminal, swe, professional, ...")] = "terminal",
     from_path: Annotated[
         Path | None, typer.Option("--from", help="Solve run dir or trials dir; omitted: no trajectories.")
@@ -75,10 +80,13 @@ def propose(
     start_from: Annotated[str, typer.Option(help="Agentic first draft: template or example.")] = "template",
     action_format: Annotated[str, typer.Option(help="Agentic: bash_block | tool_calls | json.")] = "bash_block",
     max_tokens: Annotated[
-        int | None, typer.Option(help="Completion tokens per call (default: 2048 agentic, 4096 prompt).")
+        int | None, typer.Option(help="Completion tokens per call (default: by mode, see roles/tuning.py).")
     ] = None,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: server's).")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: 0.7).")] = None,
     repeats: Annotated[int, typer.Option(min=1, help="Validation: reference-solution runs (K).")] = 3,
+    reproduce: Annotated[
+        int, typer.Option(min=0, help="Blind solver attempts that must reproduce recorded expectations.")
+    ] = 3,
     backend: BackendOpt = "docker",
 ) -> None:
     """Generate N candidate environments and validate each (K oracle runs + nop + leakage)."""
@@ -86,17 +94,20 @@ def propose(
     from autoenvscaling.roles.proposer.config import ProposerConfig
     from autoenvscaling.roles.proposer.domain import domain_context
     from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+    from autoenvscaling.roles.tuning import MODE_CHOICES, resolve_mode, tune_proposer
     from autoenvscaling.sandbox.registry import get_backend
     from autoenvscaling.validate.validator import ValidationConfig
     from autoenvscaling.verify.runlog import new_run_id
 
-    if mode not in _MODES:
-        raise UserInputError(f"--mode {mode!r}: expected agentic or prompt")
+    if mode not in MODE_CHOICES:
+        raise UserInputError(f"--mode {mode!r}: expected one of {', '.join(MODE_CHOICES)}")
+    mcfg = parse_model_arg(model, base_url=base_url)
+    resolved = resolve_mode(mode, mcfg)
     if from_path is not None and not from_path.exists():
         raise UserInputError(f"--from {from_path}: no such directory")
     preflight_docker(backend)
     ctx = domain_context(domain)
-    out_dir = out or Path("runs") / new_run_id(f"propose-{mode}")
+    out_dir = out or Path("runs") / new_run_id(f"propose-{resolved}")
     proposer = ProposerConfig.model_validate(
         {
             "max_turns": max_turns,
@@ -108,28 +119,18 @@ def propose(
     )
     config = ProposeConfig.model_validate(
         {
-            "mode": mode,
+            "mode": resolved,
             "n": n,
             "concurrency": concurrency,
             "from_path": from_path,
             "proposer": proposer,
             "validation": ValidationConfig(repeats=repeats),
+            "reproduce_attempts": reproduce,
         }
     )
-    mcfg = parse_model_arg(model, base_url=base_url)
-    mcfg = mcfg.model_copy(
-        update={
-            "embedded_parallel": max(mcfg.embedded_parallel, concurrency),
-            "temperature": temperature if temperature is not None else mcfg.temperature,
-            "max_tokens": max_tokens or (4096 if mode == "prompt" else 2048),
-            # An episode's history (files read, check reports) outgrows the default context of a slot.
-            "embedded_ctx": max(mcfg.embedded_ctx, EPISODE_CTX if mode == "agentic" else 0),
-            # A long prompt on a busy CPU can take more than the default 600 s; a retry would start over.
-            "timeout_sec": max(mcfg.timeout_sec, 3600.0) if mcfg.provider == "embedded" else mcfg.timeout_sec,
-        }
-    )
+    mcfg = tune_proposer(mcfg, resolved, concurrency=concurrency, max_tokens=max_tokens, temperature=temperature)
     source = f"trajectories from {from_path}" if from_path else "no solver trajectories"
-    console.print(f"propose ({mode}, {domain}, {source}) x {n} with {model} -> [bold]{out_dir}[/]")
+    console.print(f"propose ({resolved}, {domain}, {source}) x {n} with {model} -> [bold]{out_dir}[/]")
     with open_model(mcfg) as m:
         run = ProposeRun(
             out_dir,
@@ -156,8 +157,15 @@ def propose(
             generations = run.generate(on_generated)
             progress.update(val_bar, total=sum(g.candidate_dir is not None for g in generations))
             progress.start_task(val_bar)
-            records = run.validate(generations, on_validated=lambda _r: progress.advance(val_bar))
-    console.print(records_table(records, f"propose: {mode} / {domain}"))
+
+            def on_reproduced(gid: str, r: Reproduction) -> None:
+                said = "[green]reproduced[/]" if r.reproduced else "[red]not reproduced[/]"
+                progress.console.print(f"  {gid}: blind solver {said} ({len(r.rewards)} attempts)")
+
+            records = run.validate(
+                generations, on_validated=lambda _r: progress.advance(val_bar), on_reproduced=on_reproduced
+            )
+    console.print(records_table(records, f"propose: {resolved} / {domain}"))
     console.print(
         f"results: {out_dir}/results.jsonl  summary: {out_dir}/summary.json  candidates: {out_dir}/candidates/"
     )

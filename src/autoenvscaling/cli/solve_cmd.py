@@ -54,14 +54,11 @@ def _agent_factory(
     from autoenvscaling.agent.loop import AgentConfig
     from autoenvscaling.llm.config import open_model, parse_model_arg
     from autoenvscaling.roles.solver import SolverAgent
+    from autoenvscaling.roles.tuning import tune_solver
 
-    mcfg = parse_model_arg(model, base_url=base_url)
-    mcfg = mcfg.model_copy(
-        update={
-            "embedded_parallel": max(mcfg.embedded_parallel, concurrency),
-            "temperature": temperature if temperature is not None else mcfg.temperature,
-        }
-    )
+    mcfg = tune_solver(parse_model_arg(model, base_url=base_url), concurrency=concurrency)
+    if temperature is not None:
+        mcfg = mcfg.model_copy(update={"temperature": temperature})
     acfg = AgentConfig.model_validate(loop_cfg)
     with open_model(mcfg) as m:
         resolved = {
@@ -77,17 +74,13 @@ def solve(
     model: Annotated[
         str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")
     ] = "embedded",
-    base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")
-    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")] = None,
     agent: Annotated[str, typer.Option(help="llm (the model in the agent loop), oracle or nop.")] = "llm",
     attempts: Annotated[int, typer.Option("--attempts", "-k", min=1, help="Attempts per task.")] = 1,
     concurrency: Annotated[int, typer.Option("--concurrency", "-n", min=1, help="Attempts at once.")] = 1,
     max_turns: Annotated[int, typer.Option(min=1, help="Model calls per attempt.")] = 30,
     action_format: Annotated[str, typer.Option(help="bash_block | tool_calls | json.")] = "bash_block",
-    temperature: Annotated[
-        float | None, typer.Option(help="Sampling temperature (default: server's).")
-    ] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: server's).")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the latest (or --run-dir) solve run.")] = False,
     run_dir: Annotated[Path | None, typer.Option(help="Run directory (default: runs/solve-<time>).")] = None,
     runs_root: RunsRootOpt = Path("runs"),

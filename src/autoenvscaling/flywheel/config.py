@@ -62,6 +62,9 @@ class CountsConfig(BaseModel):
     calibration_attempts: int = Field(default=4, ge=1, description="solver attempts per valid new environment")
     validation_repeats: int = Field(default=3, ge=1, description="reference-solution runs that must all score 1")
     digest_trials: int = Field(default=24, ge=0, description="solver trials the proposer reads")
+    reproduce_attempts: int = Field(
+        default=3, ge=0, description="blind solver attempts that must reproduce recorded expectations (staged)"
+    )
 
 
 class ConcurrencyConfig(BaseModel):
@@ -129,7 +132,9 @@ class FlywheelConfig(BaseModel):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     domains: dict[str, float] = Field(default_factory=lambda: {"terminal": 1.0}, description="name -> weight")
     seed_tasks: list[Path] = Field(default_factory=list, description="empty: the domains' example tasks")
-    proposer_mode: Literal["agentic", "prompt"] = "agentic"
+    proposer_mode: Literal["auto", "staged", "agentic", "prompt", "prompt-recorded"] = Field(
+        default="auto", description="auto: staged for the embedded model, the free workshop for any other"
+    )
     counts: CountsConfig = Field(default_factory=CountsConfig)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)

@@ -46,6 +46,7 @@ from autoenvscaling.flywheel.stages_solve import run_digest, run_evaluate, run_s
 from autoenvscaling.flywheel.stages_train import run_export, run_train
 from autoenvscaling.llm.config import ModelConfig, open_model
 from autoenvscaling.pool import EnvStatus, Pool
+from autoenvscaling.roles.tuning import resolve_mode, share_server, tune_proposer, tune_solver
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.verify.runlog import new_run_id
 
@@ -154,15 +155,22 @@ class Flywheel:
                     if self._over_budget(done):
                         self.events.message(f"budget reached after round {n - 1}: no new round")
                         break
+                    tuned_solver, tuned_proposer = self._models(solver)
                     metrics, solver = self._round(RoundContext(
                         n=n, paths=self.paths, config=self.config, backend=self.backend, pool=pool,
-                        domains=domains, solver=solver, proposer=self.config.models.proposer or solver,
-                        events=self.events,
+                        domains=domains, solver=tuned_solver, proposer=tuned_proposer, events=self.events,
                     ))  # fmt: skip
                     done.append(metrics)
                     self.write_metrics()
             crash.set_stage("")
         return done
+
+    def _models(self, solver: ModelConfig) -> tuple[ModelConfig, ModelConfig]:
+        """This round's solver and proposer, tuned by the roles' policy (one server when one model plays both)."""
+        base = self.config.models.proposer or solver
+        mode = resolve_mode(self.config.proposer_mode, base)
+        proposer = tune_proposer(base, mode, concurrency=self.config.concurrency.propose)
+        return share_server(tune_solver(solver, concurrency=self.config.concurrency.solve), proposer)
 
     def _over_budget(self, done: list[RoundMetrics]) -> bool:
         b = self.config.budgets

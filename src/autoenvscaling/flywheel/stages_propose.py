@@ -17,9 +17,13 @@ from autoenvscaling.flywheel.crash import checkpoint
 from autoenvscaling.flywheel.domains import allocate
 from autoenvscaling.flywheel.layout import fresh_dir, write_atomic
 from autoenvscaling.flywheel.records import DigestOutput, Generation, ProposeOutput, ValidateOutput
-from autoenvscaling.llm.base import Message, Model, ModelError, ModelResponse, ToolSpec
+from autoenvscaling.llm.base import Message, Model, ModelError, ModelResponse, Sampling, ToolSpec
+from autoenvscaling.pool.models import EnvStatus
 from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
+from autoenvscaling.roles.proposer.reproduce import Reproduction
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+from autoenvscaling.roles.proposer.staged.render import is_recorded
+from autoenvscaling.roles.tuning import resolve_mode
 from autoenvscaling.validate.validator import ValidationConfig
 
 _GENERATIONS = TypeAdapter(list[GenerationResult])
@@ -37,20 +41,30 @@ class _NoModel:
         *,
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
+        sampling: Sampling | None = None,
     ) -> ModelResponse:
         raise ModelError("the validate stage calls no model")
 
 
-def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None) -> ProposeConfig:
+def _parents(ctx: RoundContext, domain: str) -> list[Path]:
+    """Accepted environments of the domain, newest first: the staged proposer's mutation starts."""
+    entries = ctx.pool.list(status=[EnvStatus.LEARNABLE, EnvStatus.VALID], domain=domain)
+    return [e.path for e in reversed(entries)]
+
+
+def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None, domain: str) -> ProposeConfig:
     cfg = ctx.config
     return ProposeConfig(
-        mode=cfg.proposer_mode,
+        mode=resolve_mode(cfg.proposer_mode, ctx.proposer),
         n=max(1, n),
         concurrency=cfg.concurrency.propose,
         validation_concurrency=cfg.concurrency.validation,
         from_path=Path(digest.digest_path).parent if digest is not None else None,
         proposer=cfg.proposer,
         validation=ValidationConfig(repeats=cfg.counts.validation_repeats),
+        parents=_parents(ctx, domain),
+        reproduce_attempts=cfg.counts.reproduce_attempts,
+        solver=cfg.solver,
     )
 
 
@@ -79,7 +93,7 @@ def _propose_domain(
             ctx.events.advance(ctx.n, "propose", f"{domain}/{g.id}")
         return results
     fresh_dir(out)
-    run = ProposeRun(out, ctx.backend, model, ctx.domains[domain], _propose_config(ctx, n, digest))
+    run = ProposeRun(out, ctx.backend, model, ctx.domains[domain], _propose_config(ctx, n, digest, domain))
 
     def on_generated(g: GenerationResult) -> None:
         what = "candidate" if g.candidate_dir else (g.error or ", ".join(g.failed_checks) or "no candidate")
@@ -108,12 +122,23 @@ def _validate_domain(ctx: RoundContext, domain: str, gens: list[GenerationResult
     if done.is_file():
         return _RECORDS.validate_json(done.read_bytes())
     fresh_dir(out)
-    run = ProposeRun(out, ctx.backend, _NoModel(), ctx.domains[domain], _propose_config(ctx, len(gens), None))
+    config = _propose_config(ctx, len(gens), None, domain)
 
     def on_validated(report: Any) -> None:
-        ctx.events.advance(ctx.n, "validate", f"{domain}/{Path(report.task_path).name}: {report.verdict}")
+        # The validator's verdict; recorded expectations still need a blind solver's reproduction after it.
+        verdict = report.verdict.value if hasattr(report.verdict, "value") else str(report.verdict)
+        if verdict == "valid" and is_recorded(Path(report.task_path)) and config.reproduce_attempts > 0:
+            verdict = "checks passed, reproduction next"
+        ctx.events.advance(ctx.n, "validate", f"{domain}/{Path(report.task_path).name}: {verdict}")
         checkpoint("item")
 
-    records = run.validate(gens, on_validated)
+    def on_reproduced(gid: str, r: Reproduction) -> None:
+        said = "reproduced" if r.reproduced else "not reproduced"
+        ctx.events.message(f"{domain}/{gid}: blind solver {said} ({len(r.rewards)} attempts)")
+
+    # The blind reproduction runs the round's solver: the model the environments are for.
+    with ctx.solver_factory() as (factory, _name):
+        run = ProposeRun(out, ctx.backend, _NoModel(), ctx.domains[domain], config, solver_factory=factory)
+        records = run.validate(gens, on_validated, on_reproduced)
     write_atomic(done, _RECORDS.dump_json(records, indent=2).decode())
     return records

@@ -1,4 +1,4 @@
-"""``ProposerConfig``: the budgets and knobs of one agentic proposer episode."""
+"""``ProposerConfig``: the budgets and knobs of one proposer episode (workshop; staged under ``staged``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from autoenvscaling.agent.loop import AgentConfig
 from autoenvscaling.roles.proposer.actions import FORMAT_PATHS
+from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.tools import ToolsConfig
 from autoenvscaling.roles.proposer.workshop import WorkshopConfig
 
@@ -36,6 +37,7 @@ class ProposerConfig(BaseModel):
     )
     novelty_threshold: float = Field(default=0.8, gt=0, le=1, description="instruction similarity that is a copy")
     workshop: WorkshopConfig = Field(default_factory=WorkshopConfig)
+    staged: StagedConfig = Field(default_factory=StagedConfig, description="the staged proposer's budgets")
 
     def agent_config(self) -> AgentConfig:
         fmt = FORMAT_PATHS.get(self.action_format, self.action_format)

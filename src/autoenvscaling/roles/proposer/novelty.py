@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from autoenvscaling.tasks.model import iter_task_files
 
 DUPLICATE_CHECK = "duplicate-of-example"
+DUPLICATE_IN_RUN = "duplicate-in-run"  # nearly the same as a candidate accepted earlier in the same run
 DEFAULT_THRESHOLD = 0.8
 _WORD = re.compile(r"\w+")
 _BOILERPLATE = frozenset({"tests/test.sh"})
@@ -58,16 +59,25 @@ def instruction_text(task_dir: Path) -> str:
     return _read(task_dir / "instruction.md")
 
 
+def _harness_test_code() -> str:
+    from importlib import resources
+
+    return resources.files("autoenvscaling.roles.proposer.staged").joinpath("grading.py").read_text(encoding="utf-8")
+
+
 def grading_text(task_dir: Path) -> str:
-    """The solution and the test files (test.sh excepted), in a stable order."""
+    """The solution and the test files, in a stable order; test.sh and the staged proposer's generic
+    comparison code are left out (every task shares them), the recorded outputs stay in."""
     parts = []
+    harness = _harness_test_code()
     for sub in ("solution", "tests"):
         root = task_dir / sub
         if root.is_dir():
             for f in iter_task_files(root):
                 rel = f"{sub}/{f.relative_to(root).as_posix()}"
-                if rel not in _BOILERPLATE:
-                    parts.append(_read(f))
+                text = _read(f)
+                if rel not in _BOILERPLATE and text != harness:
+                    parts.append(text)
     return "\n".join(parts)
 
 

@@ -99,6 +99,11 @@ def load_pack(name: str) -> DomainPack:
     return pack
 
 
+def pack_dir(name: str) -> Path:
+    """The folder of the packaged domain ``name`` (its pack.toml, guide.md and worked example)."""
+    return Path(str(_domains_dir().joinpath(name)))
+
+
 def list_packs() -> list[DomainPack]:
     """Every packaged domain pack, sorted by name."""
     return [load_pack(name) for name in pack_names()]

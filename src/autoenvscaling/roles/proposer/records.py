@@ -8,7 +8,9 @@ from pydantic import BaseModel, Field
 
 from autoenvscaling.llm.base import Usage
 
-Mode = Literal["agentic", "prompt"]
+Mode = Literal["staged", "agentic", "prompt", "prompt-recorded"]
+MODES: tuple[Mode, ...] = ("staged", "agentic", "prompt", "prompt-recorded")
+NOT_REPRODUCED = "not-reproduced"  # recorded expectations no blind solver attempt reproduced
 NO_CANDIDATE = "no-candidate"  # verdict of a generation that produced nothing to validate
 
 
@@ -38,6 +40,7 @@ class GenerationStats(BaseModel):
     exit_reason: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
     cost_usd: float = 0.0
     wall_sec: float = 0.0
     error: str | None = None
@@ -48,12 +51,20 @@ class GenerationStats(BaseModel):
 
 
 class ValidationStats(BaseModel):
-    """The pipeline's own validation of the candidate (no model involved: tokens and cost are 0)."""
+    """The pipeline's own validation of the candidate, and for recorded expectations the blind reproduction."""
 
     verdict: str | None = None
     failed_checks: list[str] = Field(default_factory=list)
     wall_sec: float = 0.0
     error: str | None = None
+    recorded: bool = False  # the tests compare with outputs the reference solution recorded
+    reproduce_rewards: list[float | None] = Field(default_factory=list)  # blind solver attempts, in order
+    reproduce_tokens: int = 0
+    reproduce_wall_sec: float = 0.0
+
+    @property
+    def reproduced(self) -> bool:
+        return any(r is not None and r >= 1.0 - 1e-9 for r in self.reproduce_rewards)
 
 
 class ProposalRecord(BaseModel):

@@ -26,42 +26,65 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, Field
 
+from autoenvscaling.agent.loop import AgentConfig
 from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.roles.proposer.digest import digest_trials, find_trial_dirs, render_digest
 from autoenvscaling.roles.proposer.domain import DomainContext
 from autoenvscaling.roles.proposer.episode import run_episode
-from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, check_novelty
+from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, DUPLICATE_IN_RUN, check_novelty
 from autoenvscaling.roles.proposer.prompt_only import propose_once
 from autoenvscaling.roles.proposer.records import (
     NO_CANDIDATE,
+    NOT_REPRODUCED,
     GenerationResult,
     GenerationStats,
     Mode,
     ProposalRecord,
     ValidationStats,
 )
+from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduce
+from autoenvscaling.roles.proposer.staged.episode import (
+    StagedContext,
+    findings_from_digest,
+    propose_oneshot_recorded,
+    run_staged_episode,
+)
+from autoenvscaling.roles.proposer.staged.parents import Parent, parent_candidates, worked_example
+from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
+from autoenvscaling.roles.solver import SolverAgent
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.validate.report import ValidationReport
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
+from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.runlog import ResultsLog
 from autoenvscaling.verify.trial import write_json_atomic
 
 OnGenerated = Callable[[GenerationResult], None]
 OnValidated = Callable[[ValidationReport], None]
+OnReproduced = Callable[[str, Reproduction], None]
+STAGED_MODES = ("staged", "prompt-recorded")
 
 
 class ProposeConfig(BaseModel):
-    mode: Mode = "agentic"
+    mode: Mode = "staged"
     n: int = Field(default=1, ge=1, description="independent episodes (or prompt-only calls)")
+    first_index: int = Field(default=0, ge=0, description="index of the first episode (parent and digest choice)")
     concurrency: int = Field(default=1, ge=1, description="generations at once")
     validation_concurrency: int = Field(default=1, ge=1)
     from_path: Path | None = Field(default=None, description="solve run dir or trials dir; None: no trajectories")
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)
     validation: ValidationConfig = Field(default_factory=lambda: ValidationConfig(repeats=3))
     examples_chars: int = Field(default=16000, ge=0, description="prompt-only: characters of inlined examples")
+    parents: list[Path] = Field(default_factory=list, description="staged: pool environments to mutate, newest first")
+    reproduce_attempts: int = Field(
+        default=3, ge=0, description="blind solver attempts for recorded expectations (0: accept unreproduced)"
+    )
+    solver: AgentConfig = Field(
+        default_factory=lambda: AgentConfig(max_turns=10), description="the blind solver's agent settings"
+    )
 
 
 class ProposeSummary(BaseModel):
@@ -93,7 +116,7 @@ def summarize(records: list[ProposalRecord], mode: Mode, domain: str) -> Propose
 
 
 def _record(
-    gen: GenerationResult, report: ValidationReport | None, domain: DomainContext, threshold: float
+    gen: GenerationResult, report: ValidationReport | None, references: list[Path], threshold: float
 ) -> ProposalRecord:
     stats = GenerationStats(
         turns=gen.turns,
@@ -102,6 +125,7 @@ def _record(
         exit_reason=gen.exit_reason,
         prompt_tokens=gen.usage.prompt_tokens,
         completion_tokens=gen.usage.completion_tokens,
+        cached_tokens=gen.usage.cached_tokens,
         cost_usd=gen.usage.cost_usd,
         wall_sec=gen.wall_sec,
         error=gen.error,
@@ -109,7 +133,7 @@ def _record(
     record = ProposalRecord(
         id=gen.id,
         mode=gen.mode,
-        domain=domain.name,
+        domain="",
         episode_dir=gen.episode_dir,
         candidate_dir=None,
         verdict=NO_CANDIDATE,
@@ -124,9 +148,8 @@ def _record(
         failed_checks=list(report.failed_checks),
         wall_sec=report.timings.get("total", 0.0),
         error=report.error,
+        recorded=is_recorded(Path(gen.candidate_dir)),
     )
-    start = Path(gen.episode_dir) / "start" / START_NAME
-    references = [*domain.examples, start if start.is_dir() else TEMPLATE_DIR]
     novelty = check_novelty(Path(gen.candidate_dir), references, threshold)
     verdict, failed = report.verdict.value, list(report.failed_checks)
     if not novelty.is_new:
@@ -154,6 +177,7 @@ class ProposeRun:
         config: ProposeConfig,
         *,
         resolved_extra: dict[str, Any] | None = None,
+        solver_factory: Callable[[], TrialAgent] | None = None,
     ) -> None:
         self.out_dir = out_dir
         self.backend = backend
@@ -163,12 +187,31 @@ class ProposeRun:
         extras = {k: v for k, v in domain.validator_extras.items() if k in ValidationConfig.model_fields}
         self.validation = config.validation.model_copy(update=extras)
         self.resolved_extra = resolved_extra or {}
+        self.solver_factory = solver_factory or (lambda: SolverAgent(model, config.solver))
         self.log = ResultsLog(out_dir / "results.jsonl", ProposalRecord)
+        self._parents: list[Parent] | None = None
 
     @property
     def run_id(self) -> str:
         """Container label of this run: the dir name alone ("agentic", "prompt") is not unique across runs."""
         return f"{self.out_dir.name}-{hashlib.sha1(str(self.out_dir.resolve()).encode()).hexdigest()[:8]}"
+
+    @property
+    def parents(self) -> list[Parent]:
+        if self._parents is None:
+            self._parents = parent_candidates(self.domain, self.config.parents)
+        return self._parents
+
+    def references(self, gen: GenerationResult) -> list[Path]:
+        """What a candidate must not copy: the examples, and what its episode started from."""
+        refs = list(self.domain.examples)
+        if gen.mode in STAGED_MODES:
+            worked = worked_example(self.domain)
+            refs += [p.path for p in self.parents] + ([worked] if worked else [])
+        else:
+            start = Path(gen.episode_dir) / "start" / START_NAME
+            refs.append(start if start.is_dir() else TEMPLATE_DIR)
+        return list(dict.fromkeys(refs))
 
     def _save_config(self) -> None:
         resolved = {
@@ -182,20 +225,54 @@ class ProposeRun:
         }
         (self.out_dir / "config.resolved.toml").write_text(tomli_w.dumps(resolved), encoding="utf-8")
 
-    def _digest(self) -> tuple[str, list[Path]]:
+    def _digest(self) -> tuple[str, list[Path], list[str]]:
         if self.config.from_path is None:
-            return render_digest([]), []
+            return render_digest([]), [], []
         trials = find_trial_dirs(self.config.from_path)
         digests = digest_trials(trials)
         solved = {d.trial for d in digests if d.solved}
         trials.sort(key=lambda t: (t.name in solved, t.name))  # failures first: they say the most
-        return render_digest(digests), trials
+        digests.sort(key=lambda d: (d.solved, d.trial))
+        return render_digest(digests), trials, findings_from_digest(digests)
 
-    def _generate(self, i: int, digest_md: str, trials: list[Path]) -> GenerationResult:
+    def _staged(self, i: int, gid: str, findings: list[str]) -> GenerationResult:
+        episode_dir = self.out_dir / "episodes" / gid
+        candidate_dir = self.out_dir / "candidates" / gid
+        if not self.parents:
+            return GenerationResult(
+                id=gid,
+                mode=self.config.mode,
+                episode_dir=str(episode_dir),
+                error=f"domain {self.domain.name}: no parent task to start from (no worked example, examples or pool)",
+            )
+        parent = self.parents[i % len(self.parents)]
+        ctx = StagedContext(
+            domain=self.domain,
+            parent=parent,
+            findings=findings,
+            references=self.references(GenerationResult(id=gid, mode=self.config.mode, episode_dir="")),
+            novelty_threshold=self.config.proposer.novelty_threshold,
+            run_id=self.run_id,
+            validation=self.validation,
+        )
+        episode = run_staged_episode if self.config.mode == "staged" else propose_oneshot_recorded
+        return episode(
+            self.model,
+            self.backend,
+            ctx,
+            episode_dir=episode_dir,
+            candidate_dir=candidate_dir,
+            task_id=gid,
+            config=self.config.proposer.staged,
+        )
+
+    def _generate(self, i: int, digest_md: str, trials: list[Path], findings: list[str]) -> GenerationResult:
         gid = f"{self.config.mode}-{i:03d}"
         episode_dir = self.out_dir / "episodes" / gid
         candidate_dir = self.out_dir / "candidates" / gid
         try:
+            if self.config.mode in STAGED_MODES:
+                return self._staged(i, gid, findings)
             if self.config.mode == "prompt":
                 return propose_once(
                     self.model,
@@ -228,19 +305,55 @@ class ProposeRun:
     def generate(self, on_generated: OnGenerated = lambda _g: None) -> list[GenerationResult]:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._save_config()
-        digest_md, trials = self._digest()
+        digest_md, trials, findings = self._digest()
         (self.out_dir / "digest.md").write_text(digest_md, encoding="utf-8")
         results: list[GenerationResult] = []
+        first = self.config.first_index
         with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="propose") as pool:
-            futures = {pool.submit(self._generate, i, digest_md, trials): i for i in range(self.config.n)}
+            futures = {
+                pool.submit(self._generate, i, digest_md, trials, findings): i
+                for i in range(first, first + self.config.n)
+            }
             for fut in as_completed(futures):
                 gen = fut.result()
                 results.append(gen)
                 on_generated(gen)
         return sorted(results, key=lambda g: g.id)
 
+    def _reproduce(self, record: ProposalRecord, on_reproduced: OnReproduced) -> ProposalRecord:
+        """Blind solver attempts on a valid candidate whose tests hold recorded outputs."""
+        if not (record.is_valid and record.validation.recorded and self.config.reproduce_attempts > 0):
+            return record
+        assert record.candidate_dir is not None
+        result = reproduce(
+            Path(record.candidate_dir),
+            self.solver_factory,
+            self.backend,
+            self.out_dir / "reproduce",
+            attempts=self.config.reproduce_attempts,
+            run_id=self.run_id,
+        )
+        on_reproduced(record.id, result)
+        validation = record.validation.model_copy(
+            update={
+                "reproduce_rewards": result.rewards,
+                "reproduce_tokens": result.tokens,
+                "reproduce_wall_sec": result.wall_sec,
+            }
+        )
+        update: dict[str, Any] = {"validation": validation}
+        if result.error is not None:
+            update |= {"verdict": "error", "failed_checks": ["reproduce-error"]}
+            validation.error = result.error
+        elif not result.reproduced:
+            update |= {"verdict": "invalid", "failed_checks": [NOT_REPRODUCED]}
+        return record.model_copy(update=update)
+
     def validate(
-        self, generations: list[GenerationResult], on_validated: OnValidated = lambda _r: None
+        self,
+        generations: list[GenerationResult],
+        on_validated: OnValidated = lambda _r: None,
+        on_reproduced: OnReproduced = lambda _i, _r: None,
     ) -> list[ProposalRecord]:
         candidates = [Path(g.candidate_dir) for g in generations if g.candidate_dir]
         reports: dict[str, ValidationReport] = {}
@@ -254,10 +367,23 @@ class ProposeRun:
             done, _ = run.run(candidates, on_done=on_validated)
             reports = {Path(r.task_path).name: r for r in done}
         threshold = self.config.proposer.novelty_threshold
-        records = [_record(g, reports.get(g.id), self.domain, threshold) for g in generations]
+        records: list[ProposalRecord] = []
+        accepted: list[Path] = []
+        for g in sorted(generations, key=lambda g: g.id):
+            rec = _record(g, reports.get(g.id), self.references(g), threshold).model_copy(
+                update={"domain": self.domain.name}
+            )
+            if rec.is_valid and rec.candidate_dir and accepted:
+                twin = check_novelty(Path(rec.candidate_dir), accepted, threshold)
+                if not twin.is_new:
+                    rec = rec.model_copy(update={"verdict": "invalid", "failed_checks": [DUPLICATE_IN_RUN]})
+            rec = self._reproduce(rec, on_reproduced)
+            if rec.is_valid and rec.candidate_dir:
+                accepted.append(Path(rec.candidate_dir))
+            records.append(rec)
         self.log.reset()
-        for rec in records:
-            self.log.append(rec)
+        for r in records:
+            self.log.append(r)
         summary = summarize(records, self.config.mode, self.domain.name)
         write_json_atomic(self.out_dir / "summary.json", json.dumps(summary.model_dump(), indent=2))
         return records

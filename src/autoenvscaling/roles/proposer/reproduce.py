@@ -1,0 +1,68 @@
+"""Blind reproduction: recorded expectations certify whatever the reference solution did, so an environment
+whose tests hold recorded outputs is accepted only when a solver that sees the instruction and the environment
+alone (no solution, no tests) reproduces them at least once in K attempts.
+
+Attempts stop at the first success. An attempt whose trial failed for infrastructure reasons (no reward) is
+kept as ``None`` and does not count as a reproduction, nor as a failure to reproduce: if no attempt got a
+reward at all, the result is an error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.tasks import load_task
+from autoenvscaling.verify.agents import TrialAgent
+from autoenvscaling.verify.environment import EnvironmentBuilder
+from autoenvscaling.verify.trial import TrialRunner
+
+_SOLVED = 1.0 - 1e-9
+
+
+class Reproduction(BaseModel):
+    rewards: list[float | None] = Field(default_factory=list)
+    tokens: int = 0
+    wall_sec: float = 0.0
+    error: str | None = None
+
+    @property
+    def reproduced(self) -> bool:
+        return any(r is not None and r >= _SOLVED for r in self.rewards)
+
+
+def reproduce(
+    task_dir: Path,
+    agent_factory: Callable[[], TrialAgent],
+    backend: SandboxBackend,
+    trials_dir: Path,
+    *,
+    attempts: int,
+    run_id: str | None = None,
+    builder: EnvironmentBuilder | None = None,
+) -> Reproduction:
+    started = time.perf_counter()
+    out = Reproduction()
+    task = load_task(task_dir)
+    runner = TrialRunner(backend, builder or EnvironmentBuilder(backend), run_id=run_id, prewarm=False)
+    try:
+        for i in range(1, attempts + 1):
+            res = runner.run(task, agent_factory(), trials_dir / f"{task_dir.name}__blind-{i}")
+            ctx = res.agent_result
+            if ctx is not None:
+                out.tokens += (ctx.n_input_tokens or 0) + (ctx.n_output_tokens or 0)
+            out.rewards.append(res.reward)
+            if res.reward is None and res.exception_info is not None:
+                out.error = f"{res.exception_info.exception_type}: {res.exception_info.exception_message}"
+            if out.reproduced:
+                break
+    finally:
+        runner.close()
+    if out.reproduced or any(r is not None for r in out.rewards):
+        out.error = None
+    out.wall_sec = time.perf_counter() - started
+    return out

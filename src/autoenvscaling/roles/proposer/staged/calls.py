@@ -1,0 +1,120 @@
+"""One model call per stage, each with a short fresh prompt: a constant system prompt (llama.cpp and vLLM
+reuse its cached prefix) and a user message holding only what the stage needs. Every call is an ATIF step."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from autoenvscaling.agent.actions import json_objects
+from autoenvscaling.agent.trajectory import TrajectoryRecorder, metrics_from_response
+from autoenvscaling.errors import AutoEnvError
+from autoenvscaling.llm.base import Message, Model, ModelResponse, Sampling, Usage
+from autoenvscaling.roles.proposer import prompts
+
+_FENCE = re.compile(r"```[\w+-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_LABEL = re.compile(r"^\s*(?:#+\s*)?(?:instruction(?:\.md)?|solve\.sh|content)\s*:?\s*$", re.IGNORECASE)
+
+
+class BudgetSpent(AutoEnvError):
+    """The episode's call or wall budget ran out (an ordinary end, recorded as the exit reason)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class StageSampling(BaseModel):
+    """Completion-token caps and temperatures per stage (small models run away on data and prose)."""
+
+    idea_max_tokens: int = 160
+    data_max_tokens: int = 400
+    instruction_max_tokens: int = 220
+    solution_max_tokens: int = 300
+    decision_max_tokens: int = 80
+    oneshot_max_tokens: int = 900
+    temperature: float | None = 0.7
+
+
+def fenced_or_plain(text: str) -> str:
+    """The first fenced block's body (an unclosed fence runs to the end), else the text minus label lines."""
+    m = _FENCE.search(text)
+    body = m.group(1) if m else text
+    lines = [ln for ln in body.strip("\n").splitlines() if not (not m and _LABEL.match(ln))]
+    return "\n".join(lines).strip("\n")
+
+
+def parse_json(text: str, model: type[BaseModel]) -> BaseModel | None:
+    """The first JSON object in ``text`` that validates as ``model``."""
+    for obj, _, _ in json_objects(text):
+        try:
+            return model.model_validate(obj)
+        except ValidationError:
+            continue
+    return None
+
+
+class StageCaller:
+    """Calls the model for one stage at a time; counts calls, tokens and wall against the budgets."""
+
+    def __init__(
+        self,
+        model: Model,
+        recorder: TrajectoryRecorder,
+        system: str,
+        *,
+        max_calls: int,
+        max_wall_sec: float | None,
+        sampling: StageSampling,
+    ) -> None:
+        self.model = model
+        self.recorder = recorder
+        self.system = system
+        self.max_calls = max_calls
+        self.max_wall_sec = max_wall_sec
+        self.sampling = sampling
+        self.calls = 0
+        self.usage = Usage()
+        self.started = time.perf_counter()
+        recorder.add_step("system", system)
+
+    def ask(
+        self,
+        stage: str,
+        template: str,
+        *,
+        max_tokens: int,
+        schema: dict[str, Any] | None = None,
+        **variables: Any,
+    ) -> str:
+        if self.calls >= self.max_calls:
+            raise BudgetSpent("max_turns")
+        if self.max_wall_sec is not None and time.perf_counter() - self.started > self.max_wall_sec:
+            raise BudgetSpent("max_wall")
+        user = prompts.render(f"staged/{template}", **variables)
+        self.recorder.add_step("user", user, extra={"stage": stage})
+        self.calls += 1
+        response: ModelResponse = self.model.complete(
+            [Message(role="system", content=self.system), Message(role="user", content=user)],
+            response_format=schema,
+            sampling=Sampling(max_tokens=max_tokens, temperature=self.sampling.temperature),
+        )
+        self.usage = self.usage + response.usage
+        self.recorder.add_step(
+            "agent",
+            response.content,
+            model_name=response.model_name or None,
+            reasoning_content=response.reasoning_content,
+            metrics=metrics_from_response(response),
+            extra={"stage": stage},
+        )
+        return response.content
+
+    def note(self, stage: str, text: str, **extra: Any) -> None:
+        """A harness observation (what ran, what was recorded), as a user step the next call builds on."""
+        payload = {"stage": stage, "harness": True, **extra}
+        self.recorder.add_step("user", text, extra=json.loads(json.dumps(payload, default=str)))

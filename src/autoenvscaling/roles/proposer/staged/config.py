@@ -1,0 +1,21 @@
+"""``StagedConfig``: the budgets of one staged episode (and of the one-shot recorded baseline)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from autoenvscaling.roles.proposer.staged.calls import StageSampling
+
+
+class StagedConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_calls: int = Field(default=12, ge=1, description="model calls per episode")
+    max_wall_sec: float | None = Field(default=1800.0, gt=0, description="the episode's wall clock")
+    solution_samples: int = Field(default=3, ge=1, description="solve.sh attempts (fresh samples and repairs)")
+    max_repairs: int = Field(default=1, ge=0, description="fix_* decisions acted on")
+    run_timeout_sec: float = Field(default=60.0, gt=0, description="one solve.sh run in the draft's image")
+    data_lines: tuple[int, int] = Field(default=(4, 10), description="asked number of lines added to the input")
+    check: bool = Field(default=True, description="validate the finished draft (repeats=1) before submitting")
+    cross_oracle: bool = Field(default=True, description="the parent's solution must fail the child's tests")
+    sampling: StageSampling = Field(default_factory=StageSampling)

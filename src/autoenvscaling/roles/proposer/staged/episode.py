@@ -1,0 +1,553 @@
+"""A staged episode: the harness drives the order, the model writes one piece per call, real runs decide.
+
+Stages (every model call a short fresh prompt and an ATIF step; every harness run a user step)::
+
+    idea         constrained JSON: operator on the parent, one-sentence task, output path, comparison
+    data         a new input file, when the idea asks for one
+    instruction  plain text
+    solution     a bash block; the harness runs it in the draft's image (observe) ...
+    decide       ... and the model judges the output (ok | fix_solution | fix_data | fix_instruction)
+    record       the solution runs twice in fresh containers; guards; the outputs become the tests' answers
+    novelty      the parent's solution must fail the child (cross-oracle); not similar to a reference
+    check        the validator (lint, build, oracle, nop, leakage) on the finished task dir
+    submit       the task dir goes to the candidate dir
+
+The one-shot recorded baseline (``propose_oneshot_recorded``) asks for idea, data, instruction and solution in
+one JSON reply and then runs the same record and novelty steps: no observe, no fix.
+
+Episode dir: ``trajectory.json``, ``staged.json`` (the decisions and what the harness saw), ``work/``
+(drafts), ``check/`` (the validator's trials), ``generation.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from autoenvscaling import __version__
+from autoenvscaling.agent.trajectory import AgentInfo, TrajectoryRecorder
+from autoenvscaling.errors import AutoEnvError
+from autoenvscaling.llm.base import Model
+from autoenvscaling.roles.proposer import prompts
+from autoenvscaling.roles.proposer.domain import DomainContext
+from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, check_novelty
+from autoenvscaling.roles.proposer.records import GenerationResult, Mode
+from autoenvscaling.roles.proposer.staged import record as rec
+from autoenvscaling.roles.proposer.staged.calls import BudgetSpent, StageCaller, fenced_or_plain, parse_json
+from autoenvscaling.roles.proposer.staged.config import StagedConfig
+from autoenvscaling.roles.proposer.staged.parents import Parent
+from autoenvscaling.roles.proposer.staged.render import write_draft
+from autoenvscaling.roles.proposer.staged.spec import (
+    COMPARE_HELP,
+    DECISION_SCHEMA,
+    OPERATOR_HELP,
+    Compare,
+    DraftFiles,
+    Idea,
+    Operator,
+    idea_schema,
+    json_format,
+    safe_output_path,
+)
+from autoenvscaling.sandbox.base import BuildError, SandboxBackend
+from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
+
+STAGED_AGENT = "autoenv-proposer-staged"
+IDEA_UNPARSEABLE = "idea-unparseable"
+NO_SOLUTION = "no-working-solution"
+NOT_NEW = DUPLICATE_CHECK
+_MAX_DATA_LINES = 80
+_DEFAULT_OUTPUT = "/app/result.txt"
+
+
+class Decision(BaseModel):
+    decision: Literal["ok", "fix_solution", "fix_data", "fix_instruction"]
+    reason: str = ""
+
+
+class OneShot(BaseModel):
+    """The one-shot recorded baseline's reply: the staged pieces in one JSON object."""
+
+    operator: Operator = "new_question"
+    change: str = ""
+    output_file: str = _DEFAULT_OUTPUT
+    compare: Compare = "exact"
+    data_file: str = ""
+    data: str = ""
+    instruction: str
+    solve_sh: str
+
+
+ONESHOT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "operator": {"type": "string", "enum": list(OPERATOR_HELP)},
+        "change": {"type": "string"},
+        "output_file": {"type": "string"},
+        "compare": {"type": "string", "enum": list(COMPARE_HELP)},
+        "data_file": {"type": "string"},
+        "data": {"type": "string"},
+        "instruction": {"type": "string"},
+        "solve_sh": {"type": "string"},
+    },
+    "required": ["operator", "change", "output_file", "compare", "data_file", "data", "instruction", "solve_sh"],
+    "additionalProperties": False,
+}
+
+
+class StagedLog(BaseModel):
+    """``staged.json``: what the episode decided and saw, stage by stage."""
+
+    parent: str
+    idea: Idea | None = None
+    output: str | None = None
+    observations: list[str] = Field(default_factory=list)
+    decisions: list[str] = Field(default_factory=list)
+    solution_attempts: int = 0
+    repairs: int = 0
+    recorded: bool = False
+    guard: str | None = None
+    guard_detail: str = ""
+    cross_oracle_passed: bool | None = None
+    check_passed: bool | None = None
+    check_failed: list[str] = Field(default_factory=list)
+
+
+class StagedContext(BaseModel):
+    """Everything an episode reads besides the model and the backend."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    domain: DomainContext
+    parent: Parent
+    findings: list[str] = Field(default_factory=list)
+    references: list[Path] = Field(default_factory=list)  # novelty: tasks the child must not copy
+    novelty_threshold: float = 0.8
+    run_id: str | None = None
+    validation: ValidationConfig = Field(default_factory=ValidationConfig)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "task"
+
+
+def _clip_data(text: str) -> str:
+    lines = text.splitlines()[:_MAX_DATA_LINES]
+    return "\n".join(lines)
+
+
+def looks_like_prose(text: str) -> bool:
+    """An instruction is sentences, not a shell line or a bare path: 8+ words, letters mostly."""
+    words = text.split()
+    if len(words) < 8 or text.lstrip().startswith(("#!", "$", "awk ", "grep ", "cat ", "sed ", "echo ")):
+        return False
+    letters = sum(c.isalpha() for c in text)
+    return letters >= 0.6 * len(text.replace(" ", "").replace("\n", ""))
+
+
+def _ensure_output_named(instruction: str, output: str) -> str:
+    """The harness grades ``output``: an instruction that never names it gets one plain sentence more."""
+    if output in instruction:
+        return instruction
+    return f"{instruction.rstrip()}\nWrite the result to {output}."
+
+
+class _Episode:
+    """State shared by the stages of one episode."""
+
+    def __init__(
+        self,
+        model: Model,
+        backend: SandboxBackend,
+        ctx: StagedContext,
+        config: StagedConfig,
+        episode_dir: Path,
+        task_id: str,
+        mode: Mode,
+    ) -> None:
+        self.ctx = ctx
+        self.config = config
+        self.episode_dir = episode_dir
+        self.task_id = task_id
+        self.runner = rec.DraftRunner(backend, run_id=ctx.run_id, timeout_sec=config.run_timeout_sec)
+        self.backend = backend
+        info = AgentInfo(name=STAGED_AGENT, version=__version__, model_name=model.name, extra={"mode": mode})
+        self.recorder = TrajectoryRecorder(episode_dir / "trajectory.json", agent=info)
+        system = prompts.render("staged/system.j2", domain=ctx.domain.name, description=ctx.domain.description)
+        self.caller = StageCaller(
+            model,
+            self.recorder,
+            system,
+            max_calls=config.max_calls,
+            max_wall_sec=config.max_wall_sec,
+            sampling=config.sampling,
+        )
+        self.log = StagedLog(parent=ctx.parent.name)
+        self.files = DraftFiles()
+        self.output = _DEFAULT_OUTPUT
+        self.compare: Compare = "exact"
+        self.parent_block = prompts.render("staged/parent.j2", parent=ctx.parent)
+        self.draft_no = 0
+
+    # -- helpers ------------------------------------------------------------------------------------------
+    @property
+    def inputs(self) -> dict[str, str]:
+        """Data file name -> full text, as the child has them."""
+        return {**self.ctx.parent.data, **self.files.data}
+
+    def input_heads(self) -> dict[str, str]:
+        heads = dict(self.ctx.parent.inputs)
+        for name, text in self.files.data.items():
+            lines = text.splitlines()
+            heads[name] = "\n".join(lines[:12]) + (f"\n... ({len(lines)} lines in all)" if len(lines) > 12 else "")
+        return heads
+
+    def write(self, dest: Path, **kw: Any) -> Path:
+        idea = self.log.idea
+        return write_draft(
+            dest,
+            parent=self.ctx.parent.path,
+            files=self.files,
+            name=_slug(idea.change if idea else self.task_id),
+            description=(idea.change if idea else "")[:200],
+            category=self.ctx.domain.name,
+            outputs=[self.output],
+            lineage={"parent": self.ctx.parent.name, "operator": idea.operator if idea else ""},
+            **kw,
+        )
+
+    def draft(self) -> Path:
+        self.draft_no += 1
+        return self.write(self.episode_dir / "work" / f"draft-{self.draft_no:02d}" / self.task_id)
+
+    # -- model stages ---------------------------------------------------------------------------------------
+    def ask_idea(self) -> bool:
+        findings = self.ctx.findings
+        for _ in range(2):  # one retry: a constrained reply rarely fails, a cut-off one can
+            reply = self.caller.ask(
+                "idea",
+                "idea.j2",
+                max_tokens=self.config.sampling.idea_max_tokens,
+                schema=json_format("idea", idea_schema(len(findings))),
+                parent_block=self.parent_block,
+                findings=findings,
+                operators=OPERATOR_HELP,
+                compares=COMPARE_HELP,
+            )
+            idea = parse_json(reply, Idea)
+            if isinstance(idea, Idea):
+                self.log.idea = idea
+                self.output = safe_output_path(idea.output_file) or _DEFAULT_OUTPUT
+                self.compare = idea.compare
+                self.log.output = self.output
+                return True
+        return False
+
+    def wants_data(self) -> bool:
+        idea = self.log.idea
+        return (
+            idea is not None
+            and self.ctx.parent.main_input is not None
+            and (idea.new_data or idea.operator == "edge_case")
+        )
+
+    def ask_data(self) -> None:
+        name = self.ctx.parent.main_input
+        assert name is not None and self.log.idea is not None
+        lo, hi = self.config.data_lines
+        reply = self.caller.ask(
+            "data",
+            "data.j2",
+            max_tokens=self.config.sampling.data_max_tokens,
+            parent_block=self.parent_block,
+            idea=self.log.idea,
+            file_name=name,
+            min_lines=lo,
+            max_lines=hi,
+        )
+        new = [ln for ln in _clip_data(fenced_or_plain(reply)).splitlines() if ln.strip()]
+        if new:  # appended, never replacing: a small model's "new file" is often one line long
+            base = self.ctx.parent.data[name].rstrip("\n")
+            self.files.data = {name: base + "\n" + "\n".join(new)}
+
+    def ask_instruction(self) -> None:
+        """Up to two samples; a reply that is not prose falls back to the idea's sentence plus the paths."""
+        assert self.log.idea is not None
+        inputs = [f"/app/data/{n}" for n in self.inputs]
+        for _ in range(2):
+            reply = self.caller.ask(
+                "instruction",
+                "instruction.j2",
+                max_tokens=self.config.sampling.instruction_max_tokens,
+                parent_block=self.parent_block,
+                idea=self.log.idea,
+                inputs=inputs or ["(see the parent)"],
+            )
+            text = fenced_or_plain(reply).strip()
+            if looks_like_prose(text):
+                self.files.instruction = _ensure_output_named(text, self.output)
+                return
+        source = f"The input is {', '.join(inputs)}. " if inputs else ""
+        self.files.instruction = f"{self.log.idea.change}\n{source}Write the result to {self.output}."
+        self.caller.note("instruction", "the instruction is the idea's sentence (no usable reply)")
+
+    def ask_solution(self, previous: str = "", problem: str = "") -> None:
+        reply = self.caller.ask(
+            "solution",
+            "solution.j2",
+            max_tokens=self.config.sampling.solution_max_tokens,
+            instruction=self.files.instruction,
+            inputs=self.input_heads(),
+            parent_solve_sh=self.ctx.parent.solve_sh,
+            previous=previous,
+            problem=problem,
+            output_file=self.output,
+        )
+        self.files.solve_sh = fenced_or_plain(reply)
+
+    def ask_decision(self, observation: str) -> Decision:
+        reply = self.caller.ask(
+            "decide",
+            "decide.j2",
+            max_tokens=self.config.sampling.decision_max_tokens,
+            schema=json_format("decision", DECISION_SCHEMA),
+            instruction=self.files.instruction,
+            solve_sh=self.files.solve_sh,
+            observation=observation,
+        )
+        decision = parse_json(reply, Decision)
+        return decision if isinstance(decision, Decision) else Decision(decision="ok", reason="(unparseable: ok)")
+
+    # -- harness stages --------------------------------------------------------------------------------------
+    def observe(self) -> tuple[str, tuple[str, str] | None]:
+        draft = self.draft()
+        try:
+            run = self.runner.run(draft, self.files.solve_sh, [self.output])
+        except BuildError as e:
+            text = f"the draft's image did not build: {e}"
+            self.caller.note("observe", text)
+            self.log.observations.append(text)
+            return text, (rec.DRAFT_BUILD, text)
+        text = rec.describe_run(run)
+        self.caller.note("observe", text)
+        self.log.observations.append(text)
+        return text, rec.mechanical_problem(run, self.inputs)
+
+    def solve_loop(self) -> bool:
+        """Solutions until one runs cleanly and the model calls its output ok (or the last clean one)."""
+        self.ask_solution()
+        clean: str | None = None
+        attempts = 1
+        while True:
+            self.log.solution_attempts = attempts
+            observation, problem = self.observe()
+            if problem is None:
+                clean = self.files.solve_sh
+                decision = self.ask_decision(observation)
+                self.log.decisions.append(f"{decision.decision}: {decision.reason}"[:300])
+                if decision.decision == "ok" or self.log.repairs >= self.config.max_repairs:
+                    return True
+                self.log.repairs += 1
+                if decision.decision == "fix_data" and self.wants_data():
+                    self.ask_data()
+                elif decision.decision == "fix_instruction":
+                    self.ask_instruction()
+                elif attempts < self.config.solution_samples:
+                    attempts += 1
+                    self.ask_solution(self.files.solve_sh, decision.reason or "the output is not what was asked")
+                    continue
+                else:
+                    return True
+                continue  # same solution, new data or instruction: observe again
+            self.log.guard, self.log.guard_detail = problem
+            if attempts >= self.config.solution_samples:
+                if clean is not None:
+                    self.files.solve_sh = clean
+                    return True
+                return False
+            attempts += 1
+            # Alternate a repair (error shown) with a fresh sample: small models often repeat a broken script.
+            if attempts % 2 == 0:
+                self.ask_solution(self.files.solve_sh, problem[1])
+            else:
+                self.ask_solution()
+
+    def finish(self, result: GenerationResult, candidate_dir: Path, *, check: bool) -> None:
+        """Record, novelty, check, submit: the steps both staged arms share."""
+        self.log.guard, self.log.guard_detail = None, ""
+        draft = self.draft()
+        recording, expectations = rec.record_expectations(
+            self.runner, draft, self.files.solve_sh, {self.output: self.compare}, self.inputs
+        )
+        if not recording.ok:
+            self.log.guard, self.log.guard_detail = recording.check, recording.detail
+            self.caller.note("record", f"not recorded: {recording.check}: {recording.detail}")
+            result.failed_checks = [recording.check or "record"]
+            return
+        self.log.recorded = True
+        final = self.write(
+            self.episode_dir / "final" / self.task_id, expectations=expectations, expected=recording.outputs
+        )
+        self.caller.note("record", "recorded: " + ", ".join(f"{e.path} ({e.compare})" for e in expectations))
+        if self.config.cross_oracle:
+            same = rec.cross_oracle(self.runner, final, self.ctx.parent.solve_sh, expectations, recording.outputs)
+            self.log.cross_oracle_passed = not same
+            if same:
+                self.caller.note("novelty", "the parent's solution already passes this task: not new")
+                result.failed_checks = [rec.CROSS_ORACLE]
+                return
+        novelty = check_novelty(final, self.ctx.references, self.ctx.novelty_threshold)
+        if not novelty.is_new:
+            self.caller.note("novelty", f"too similar to {novelty.duplicate_of}")
+            result.failed_checks = [NOT_NEW]
+            return
+        if check:
+            validator = TaskValidator(
+                self.backend,
+                self.runner.builder,
+                self.ctx.validation.model_copy(update={"repeats": 1}),
+                self.episode_dir / "check" / "trials",
+                run_id=self.ctx.run_id,
+            )
+            report = validator.validate(final)
+            self.log.check_passed = report.verdict.value == "valid"
+            self.log.check_failed = list(report.failed_checks) or ([report.error] if report.error else [])
+            self.caller.note("check", f"check: {report.verdict.value} {' '.join(report.failed_checks)}".strip())
+            if report.verdict.value == "error":
+                raise AutoEnvError(f"check could not run: {report.error}")
+            if not self.log.check_passed:
+                result.failed_checks = list(report.failed_checks)
+                return
+        shutil.rmtree(candidate_dir, ignore_errors=True)
+        shutil.copytree(final, candidate_dir)
+        result.candidate_dir, result.chosen_draft = str(candidate_dir), "current"
+        result.last_check_passed = self.log.check_passed
+        result.exit_reason = "submitted"
+
+    def close(self, result: GenerationResult, started: float) -> GenerationResult:
+        result.turns = self.caller.calls
+        result.usage = self.caller.usage
+        result.tries_used = self.log.solution_attempts
+        result.checks_used = int(self.log.check_passed is not None)
+        result.wall_sec = time.perf_counter() - started
+        (self.episode_dir / "staged.json").write_text(self.log.model_dump_json(indent=2), encoding="utf-8")
+        self.recorder.finish(
+            exit_reason=result.exit_reason,
+            failed_checks=result.failed_checks,
+            parent=self.ctx.parent.name,
+            wall_sec=round(result.wall_sec, 3),
+        )
+        (self.episode_dir / "generation.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
+        return result
+
+
+def run_staged_episode(
+    model: Model,
+    backend: SandboxBackend,
+    ctx: StagedContext,
+    *,
+    episode_dir: Path,
+    candidate_dir: Path,
+    task_id: str,
+    config: StagedConfig | None = None,
+) -> GenerationResult:
+    """One staged episode; a task dir lands in ``candidate_dir`` only when every stage passed."""
+    config = config or StagedConfig()
+    shutil.rmtree(episode_dir, ignore_errors=True)
+    episode_dir.mkdir(parents=True)
+    started = time.perf_counter()
+    result = GenerationResult(id=task_id, mode="staged", episode_dir=str(episode_dir), exit_reason="rejected")
+    ep = _Episode(model, backend, ctx, config, episode_dir, task_id, "staged")
+    try:
+        if not ep.ask_idea():
+            result.failed_checks = [IDEA_UNPARSEABLE]
+            return ep.close(result, started)
+        if ep.wants_data():
+            ep.ask_data()
+        ep.ask_instruction()
+        if not ep.solve_loop():
+            result.failed_checks = [ep.log.guard or NO_SOLUTION]
+            return ep.close(result, started)
+        ep.finish(result, candidate_dir, check=config.check)
+    except BudgetSpent as e:
+        result.exit_reason, result.failed_checks = e.reason, [e.reason]
+    except AutoEnvError as e:  # the model endpoint or the engine failed: an error, not a rejection
+        result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
+    return ep.close(result, started)
+
+
+def propose_oneshot_recorded(
+    model: Model,
+    backend: SandboxBackend,
+    ctx: StagedContext,
+    *,
+    episode_dir: Path,
+    candidate_dir: Path,
+    task_id: str,
+    config: StagedConfig | None = None,
+) -> GenerationResult:
+    """The P1 baseline: one JSON reply with every piece, then the same record and novelty steps."""
+    config = config or StagedConfig()
+    shutil.rmtree(episode_dir, ignore_errors=True)
+    episode_dir.mkdir(parents=True)
+    started = time.perf_counter()
+    result = GenerationResult(id=task_id, mode="prompt-recorded", episode_dir=str(episode_dir), exit_reason="answered")
+    ep = _Episode(model, backend, ctx, config, episode_dir, task_id, "prompt-recorded")
+    try:
+        reply = ep.caller.ask(
+            "oneshot",
+            "oneshot.j2",
+            max_tokens=config.sampling.oneshot_max_tokens,
+            schema=json_format("task", ONESHOT_SCHEMA),
+            parent_block=ep.parent_block,
+            findings=ctx.findings,
+            operators=OPERATOR_HELP,
+            compares=COMPARE_HELP,
+        )
+        shot = parse_json(reply, OneShot)
+        if not isinstance(shot, OneShot) or not shot.solve_sh.strip():
+            result.failed_checks = [IDEA_UNPARSEABLE]
+            return ep.close(result, started)
+        ep.log.idea = Idea(
+            operator=shot.operator,
+            change=shot.change or shot.instruction,
+            output_file=shot.output_file,
+            compare=shot.compare,
+        )
+        ep.output = safe_output_path(shot.output_file) or _DEFAULT_OUTPUT
+        ep.compare = shot.compare
+        ep.log.output = ep.output
+        name = Path(shot.data_file.strip()).name if shot.data_file.strip() else ctx.parent.main_input
+        if shot.data.strip() and name and rec.safe_data_name(name):
+            ep.files.data = {name: _clip_data(shot.data)}
+        ep.files.instruction = _ensure_output_named(shot.instruction.strip(), ep.output)
+        ep.files.solve_sh = shot.solve_sh
+        ep.finish(result, candidate_dir, check=False)
+    except BudgetSpent as e:
+        result.exit_reason, result.failed_checks = e.reason, [e.reason]
+    except AutoEnvError as e:
+        result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
+    return ep.close(result, started)
+
+
+def findings_from_digest(digests: list[Any], limit: int = 6) -> list[str]:
+    """One short line per solver attempt: what failed (first error) or that it was solved."""
+    out: list[str] = []
+    for d in digests[:limit]:
+        if d.solved:
+            out.append(f"solved {d.task} in {d.commands} commands")
+            continue
+        err = next((ln for fc in d.failed_commands for ln in fc.error_lines), "")
+        why = f": {err[:120]}" if err else (f" ({d.exit_reason})" if d.exit_reason else "")
+        out.append(f"failed {d.task}{why}")
+    return out
+
+
+def dump(obj: BaseModel) -> str:
+    return json.dumps(obj.model_dump(mode="json"), indent=2)

@@ -1,0 +1,235 @@
+"""The harness runs a draft's solution in the draft's own image: to show the model what happened (observe),
+to record the expected outputs behind guards (record), and to run a parent's solution in a child (cross-oracle).
+
+Every run is a fresh, network-less container of the built image; nothing the model wrote runs on the host.
+
+Guards of ``record``, each with its own check id:
+
+- ``solution-failed``      solve.sh exited non-zero (or timed out)
+- ``output-missing``       a declared output does not exist afterwards
+- ``output-empty``         a declared output is empty (or only whitespace)
+- ``output-too-large``     a declared output is larger than the cap
+- ``output-copies-input``  a declared output equals one of the input data files
+- ``output-in-image``      the output exists before the solution runs, or its content is already in the image
+- ``output-unstable``      two runs in fresh containers wrote different outputs
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from autoenvscaling.errors import AutoEnvError
+from autoenvscaling.roles.proposer.staged.grading import matches, normalized
+from autoenvscaling.roles.proposer.staged.spec import Expectation, Recording
+from autoenvscaling.sandbox.base import BuildError, Sandbox, SandboxBackend
+from autoenvscaling.tasks import TaskFormatError, load_task
+from autoenvscaling.verify.environment import EnvironmentBuilder
+
+SOLUTION_FAILED = "solution-failed"
+OUTPUT_MISSING = "output-missing"
+OUTPUT_EMPTY = "output-empty"
+OUTPUT_TOO_LARGE = "output-too-large"
+OUTPUT_COPIES_INPUT = "output-copies-input"
+OUTPUT_IN_IMAGE = "output-in-image"
+OUTPUT_UNSTABLE = "output-unstable"
+DRAFT_BUILD = "draft-build"
+CROSS_ORACLE = "cross-oracle"
+GUARDS = (
+    SOLUTION_FAILED,
+    OUTPUT_MISSING,
+    OUTPUT_EMPTY,
+    OUTPUT_TOO_LARGE,
+    OUTPUT_COPIES_INPUT,
+    OUTPUT_IN_IMAGE,
+    OUTPUT_UNSTABLE,
+)
+MAX_OUTPUT_BYTES = 64 * 1024
+_SCAN_DIRS = "/app /srv /home /opt /etc /root"
+_STATUS = "__AUTOENV_STATUS__"
+
+
+class SolutionRun(BaseModel):
+    """One run of a solution: its exit, its stderr's tail, and each declared output (None: missing)."""
+
+    exit_code: int
+    timed_out: bool = False
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    outputs: dict[str, str | None] = Field(default_factory=dict)
+    sizes: dict[str, int] = Field(default_factory=dict)
+    preexisting: list[str] = Field(default_factory=list)  # outputs that existed before the solution ran
+    image_hashes: set[str] = Field(default_factory=set)  # sha256 of the pristine image's small files
+    new_files: list[str] = Field(default_factory=list)  # files under /app the solution created or changed
+
+
+def _tail(text: str, n: int = 6) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(ln[:200] for ln in lines[-n:])
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class DraftRunner:
+    """Builds a draft's image and runs solutions in it. ``BuildError`` and engine errors propagate."""
+
+    def __init__(
+        self,
+        backend: SandboxBackend,
+        *,
+        run_id: str | None = None,
+        timeout_sec: float = 60.0,
+        builder: EnvironmentBuilder | None = None,
+    ) -> None:
+        self.backend = backend
+        self.builder = builder or EnvironmentBuilder(backend)
+        self.run_id = run_id
+        self.timeout_sec = timeout_sec
+
+    def run(self, draft: Path, solve_sh: str, outputs: list[str], *, scan_image: bool = False) -> SolutionRun:
+        task = load_task(draft)
+        image = self.builder.image_for(task)
+        spec = self.builder.spec_for(task, image, name_hint=f"{draft.name}__record", run_id=self.run_id, network=False)
+        with self.backend.create(spec) as sb:
+            pre = [p for p in outputs if sb.exec(f"test -e {shlex.quote(p)}", timeout=10).exit_code == 0]
+            hashes = self._image_hashes(sb) if scan_image else set()
+            sb.exec("mkdir -p /solution && touch /tmp/.autoenv-before", timeout=10)
+            sb.upload_text(solve_sh, "/solution/solve.sh", mode=0o755)
+            res = sb.exec("bash /solution/solve.sh", timeout=self.timeout_sec)
+            new = sb.exec("find /app -newer /tmp/.autoenv-before -type f 2>/dev/null | sort | head -20", timeout=10)
+            texts, sizes = self._read_outputs(sb, outputs)
+        return SolutionRun(
+            exit_code=res.exit_code,
+            timed_out=res.timed_out,
+            stdout_tail=_tail(res.stdout),
+            stderr_tail=_tail(res.stderr),
+            outputs=texts,
+            sizes=sizes,
+            preexisting=pre,
+            image_hashes=hashes,
+            new_files=new.stdout.split(),
+        )
+
+    @staticmethod
+    def _image_hashes(sb: Sandbox) -> set[str]:
+        cmd = f"find {_SCAN_DIRS} -xdev -type f -size -{MAX_OUTPUT_BYTES}c -print0 2>/dev/null | xargs -0 -r sha256sum"
+        res = sb.exec(cmd, timeout=30)
+        return {line.split()[0] for line in res.stdout.splitlines() if line.strip()}
+
+    @staticmethod
+    def _read_outputs(sb: Sandbox, outputs: list[str]) -> tuple[dict[str, str | None], dict[str, int]]:
+        texts: dict[str, str | None] = {}
+        sizes: dict[str, int] = {}
+        for p in outputs:
+            q = shlex.quote(p)
+            st = sb.exec(f"test -f {q} && stat -c %s {q}", timeout=10)
+            if st.exit_code != 0:
+                texts[p] = None
+                continue
+            sizes[p] = int(st.stdout.strip() or 0)
+            if sizes[p] > MAX_OUTPUT_BYTES:
+                texts[p] = ""
+                continue
+            texts[p] = sb.exec(f"cat -- {q}", timeout=10, output_limit=MAX_OUTPUT_BYTES * 2).stdout
+        return texts, sizes
+
+
+def describe_run(run: SolutionRun, head_lines: int = 8) -> str:
+    """What the model is shown after its solution ran: exit code, errors, and the start of each output."""
+    head = "timed out" if run.timed_out else f"exit code {run.exit_code}"
+    parts = [f"solve.sh finished: {head}"]
+    if run.stderr_tail:
+        parts += ["stderr (last lines):", run.stderr_tail]
+    for path, text in run.outputs.items():
+        if text is None:
+            parts.append(f"{path}: MISSING (the solution did not create it)")
+        elif not text.strip():
+            parts.append(f"{path}: EMPTY")
+        else:
+            lines = text.splitlines()
+            more = f"\n... ({len(lines)} lines in all)" if len(lines) > head_lines else ""
+            parts.append(f"{path} (first lines):\n" + "\n".join(ln[:160] for ln in lines[:head_lines]) + more)
+    others = [f for f in run.new_files if f not in run.outputs]
+    if others:
+        parts.append("other files it wrote: " + ", ".join(others[:8]))
+    return "\n".join(parts)
+
+
+def mechanical_problem(run: SolutionRun, inputs: dict[str, str]) -> tuple[str, str] | None:
+    """The first guard one run already fails ``(check id, detail)``, or None."""
+    if run.exit_code != 0 or run.timed_out:
+        why = "timed out" if run.timed_out else f"exited with {run.exit_code}"
+        return SOLUTION_FAILED, f"solve.sh {why}: {run.stderr_tail or run.stdout_tail or '(no output)'}"
+    for path, text in run.outputs.items():
+        if text is None:
+            return OUTPUT_MISSING, f"{path} was not created"
+        if run.sizes.get(path, 0) > MAX_OUTPUT_BYTES:
+            return OUTPUT_TOO_LARGE, f"{path} has {run.sizes[path]} bytes (at most {MAX_OUTPUT_BYTES})"
+        if not text.strip():
+            return OUTPUT_EMPTY, f"{path} is empty"
+        for name, data in inputs.items():
+            if normalized(text) == normalized(data):
+                return OUTPUT_COPIES_INPUT, f"{path} is a copy of the input {name}"
+    for path in run.preexisting:
+        return OUTPUT_IN_IMAGE, f"{path} already exists before the solution runs"
+    for path, text in run.outputs.items():
+        if text is not None and sha256_text(text) in run.image_hashes:
+            return OUTPUT_IN_IMAGE, f"the content of {path} is already a file in the image"
+    return None
+
+
+def record_expectations(
+    runner: DraftRunner,
+    draft: Path,
+    solve_sh: str,
+    outputs: dict[str, str],
+    inputs: dict[str, str],
+) -> tuple[Recording, list[Expectation]]:
+    """Run the solution twice in fresh containers; the outputs become the expectations if every guard holds.
+
+    ``outputs`` maps each declared output path to its comparison mode.
+    """
+    try:
+        first = runner.run(draft, solve_sh, list(outputs), scan_image=True)
+        problem = mechanical_problem(first, inputs)
+        if problem is None:
+            second = runner.run(draft, solve_sh, list(outputs))
+            if second.outputs != first.outputs:
+                problem = (OUTPUT_UNSTABLE, "two runs of solve.sh wrote different outputs")
+    except (BuildError, TaskFormatError) as e:
+        return Recording(ok=False, check=DRAFT_BUILD, detail=str(e)), []
+    if problem is not None:
+        return Recording(ok=False, check=problem[0], detail=problem[1]), []
+    texts = {p: t or "" for p, t in first.outputs.items()}
+    expectations = [
+        Expectation(path=p, expected=f"{i + 1}-{Path(p).name}", compare=outputs[p], sha256=sha256_text(texts[p]))  # type: ignore[arg-type]
+        for i, p in enumerate(outputs)
+    ]
+    return Recording(ok=True, outputs=texts), expectations
+
+
+def cross_oracle(
+    runner: DraftRunner, child: Path, parent_solve_sh: str, expectations: list[Expectation], expected: dict[str, str]
+) -> bool:
+    """True when the parent's solution, run in the child, already produces the child's expected outputs."""
+    try:
+        run = runner.run(child, parent_solve_sh, [e.path for e in expectations])
+    except AutoEnvError:
+        return False
+    return all(
+        (got := run.outputs.get(e.path)) is not None and matches(got, expected[e.path], e.compare) for e in expectations
+    )
+
+
+_DATA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def safe_data_name(name: str) -> bool:
+    """A plain file name for a new input under environment/data/ (no dirs, no dot files)."""
+    return bool(_DATA_NAME.match(name))

@@ -1,0 +1,140 @@
+"""The staged proposer on Docker with scripted models: every stage, the repairs, each guard's check id, the
+cross-oracle, and the blind reproduction that accepts or rejects recorded expectations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from autoenvscaling.agent.loop import AgentConfig
+from autoenvscaling.agent.trajectory import read_trajectory
+from autoenvscaling.llm.scripted import ScriptedModel
+from autoenvscaling.roles.proposer.domain import domain_context
+from autoenvscaling.roles.proposer.records import NOT_REPRODUCED, ProposalRecord
+from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+from autoenvscaling.roles.proposer.staged import record as rec
+from autoenvscaling.roles.proposer.staged.parents import load_parent, worked_example
+from autoenvscaling.roles.proposer.staged.render import write_draft
+from autoenvscaling.roles.proposer.staged.spec import DraftFiles
+from autoenvscaling.roles.solver import SolverAgent
+from autoenvscaling.sandbox.docker import DockerBackend
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+IDEA = {
+    "operator": "filter",
+    "change": "Count the requests that ended with status 404",
+    "output_file": "/app/count404.txt",
+    "compare": "exact",
+    "new_data": False,
+}
+INSTRUCTION = "Count the requests with status 404 in /app/data/access.log and write the number to /app/count404.txt."
+GOOD = "```bash\ngrep -c ' 404$' /app/data/access.log > /app/count404.txt\n```"
+OK = json.dumps({"decision": "ok", "reason": "it is the count"})
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[DockerBackend]:
+    b = DockerBackend()
+    try:
+        yield b
+    finally:
+        b.client.close()
+
+
+def _solver(*replies: str) -> SolverAgent:
+    return SolverAgent(ScriptedModel(list(replies)), AgentConfig(max_turns=4))
+
+
+def _run(
+    tmp: Path, backend: DockerBackend, replies: list[str], solver_replies: tuple[str, ...] = (), **kw: object
+) -> tuple[ProposalRecord, ScriptedModel]:
+    model = ScriptedModel(replies)
+    config = ProposeConfig.model_validate({"mode": "staged", "n": 1, "reproduce_attempts": 2, **kw})
+    run = ProposeRun(
+        tmp / "out", backend, model, domain_context("terminal"), config, solver_factory=lambda: _solver(*solver_replies)
+    )
+    (record,) = run.run()
+    return record, model
+
+
+def test_a_staged_episode_is_accepted_when_a_blind_solver_reproduces_it(tmp_path: Path, backend: DockerBackend) -> None:
+    broken = "```bash\nawk '{print $4 == 404' /app/data/access.log > /app/count404.txt\n```"  # a syntax error
+    replies = [json.dumps(IDEA), INSTRUCTION, broken, GOOD, OK]
+    solver = ("```bash\ngrep -c 404 /app/data/access.log > /app/count404.txt\n```", "Done.\nsubmit")
+    record, model = _run(tmp_path, backend, replies, solver)
+
+    assert record.verdict == "valid", record
+    assert record.validation.recorded and record.validation.reproduce_rewards == [1.0]
+    assert record.generation.exit_reason == "submitted" and record.generation.turns == 5
+    # The repair prompt showed the failure; the decision prompt showed the real output.
+    repair, decide = model.calls[3][-1].content, model.calls[4][-1].content
+    assert "It failed: solve.sh exited with" in repair and "awk" in repair
+    assert "/app/count404.txt (first lines):\n2" in decide
+    assert [s.max_tokens for s in model.samplings if s] == [160, 220, 300, 300, 80]
+    episode = Path(record.episode_dir)
+    stages = [(s.extra or {}).get("stage") for s in read_trajectory(episode / "trajectory.json").steps]
+    for stage in ("idea", "instruction", "solution", "observe", "decide", "record", "check"):
+        assert stage in stages
+    log = json.loads((episode / "staged.json").read_text())
+    assert (log["solution_attempts"], log["recorded"], log["cross_oracle_passed"]) == (2, True, True)
+    cand = Path(record.candidate_dir or "")
+    assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"
+    assert "/app/count404.txt" in (cand / "task.toml").read_text()  # declared as an artifact
+
+
+def test_recorded_expectations_nobody_reproduces_are_rejected(tmp_path: Path, backend: DockerBackend) -> None:
+    record, _ = _run(tmp_path, backend, [json.dumps(IDEA), INSTRUCTION, GOOD, OK], ("```bash\nls\n```", "submit"))
+    assert record.verdict == "invalid" and record.failed_checks == [NOT_REPRODUCED]
+    assert record.validation.verdict == "valid" and record.validation.reproduce_rewards == [0.0, 0.0]
+
+
+def test_a_data_only_mutation_is_rejected_by_the_cross_oracle(tmp_path: Path, backend: DockerBackend) -> None:
+    idea = {**IDEA, "operator": "edge_case", "output_file": "/app/errors.txt", "new_data": True}
+    parent_solve = (
+        "```bash\n" + (worked_example(domain_context("terminal")) / "solution" / "solve.sh").read_text() + "```"
+    )  # type: ignore[operator]
+    same = (
+        "/app/data/access.log has one request per line. Write /app/errors.txt: one line per status code >= 400, "
+        'formatted "<status> <count>", sorted by status ascending.'
+    )
+    replies = [json.dumps(idea), "```\n10.0.0.9 GET /x 403\n10.0.0.9 GET /y 404\n```", same, parent_solve, OK]
+    record, _ = _run(tmp_path, backend, replies)
+    assert record.verdict == "no-candidate" and record.failed_checks == [rec.CROSS_ORACLE]
+
+
+@pytest.mark.parametrize(
+    ("solve", "check"),
+    [
+        ("exit 3", rec.SOLUTION_FAILED),
+        ("true", rec.OUTPUT_MISSING),
+        (": > /app/out.txt", rec.OUTPUT_EMPTY),
+        ("cp /app/data/access.log /app/out.txt", rec.OUTPUT_COPIES_INPUT),
+        ("cp /etc/debian_version /app/out.txt", rec.OUTPUT_IN_IMAGE),
+        ("date +%s%N > /app/out.txt", rec.OUTPUT_UNSTABLE),
+        ("head -c 70000 /dev/zero | tr '\\0' x > /app/out.txt", rec.OUTPUT_TOO_LARGE),
+        ("wc -l < /app/data/access.log > /app/out.txt", None),
+    ],
+)
+def test_each_guard_rejects_with_its_own_check_id(
+    tmp_path: Path, backend: DockerBackend, solve: str, check: str | None
+) -> None:
+    parent = load_parent(worked_example(domain_context("terminal")))  # type: ignore[arg-type]
+    assert parent is not None
+    files = DraftFiles(instruction="Count the lines.", solve_sh=solve)
+    draft = write_draft(
+        tmp_path / "d",
+        parent=parent.path,
+        files=files,
+        name="d",
+        description="",
+        category="t",
+        outputs=["/app/out.txt"],
+    )
+    runner = rec.DraftRunner(backend, run_id="test-staged-guards", timeout_sec=30)
+    recording, expectations = rec.record_expectations(runner, draft, solve, {"/app/out.txt": "exact"}, parent.data)
+    assert recording.check == check, recording.detail
+    assert bool(expectations) is (check is None)

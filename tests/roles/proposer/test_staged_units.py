@@ -1,0 +1,177 @@
+"""The staged proposer's pure parts: reply parsing, output paths, the generated tests' comparison, parents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autoenvscaling.roles.proposer.domain import domain_context
+from autoenvscaling.roles.proposer.novelty import grading_text
+from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json
+from autoenvscaling.roles.proposer.staged.episode import Decision, findings_from_digest, looks_like_prose
+from autoenvscaling.roles.proposer.staged.grading import matches
+from autoenvscaling.roles.proposer.staged.parents import load_parent, parent_candidates, worked_example
+from autoenvscaling.roles.proposer.staged.record import (
+    OUTPUT_COPIES_INPUT,
+    OUTPUT_EMPTY,
+    OUTPUT_IN_IMAGE,
+    OUTPUT_MISSING,
+    OUTPUT_TOO_LARGE,
+    SOLUTION_FAILED,
+    SolutionRun,
+    describe_run,
+    mechanical_problem,
+    sha256_text,
+)
+from autoenvscaling.roles.proposer.staged.render import is_recorded, write_draft
+from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Idea, idea_schema, safe_output_path
+
+
+def test_fenced_or_plain_takes_the_first_block_and_survives_an_unclosed_fence() -> None:
+    assert fenced_or_plain("Here:\n```bash\necho hi > /app/x\n```\nand ```more```") == "echo hi > /app/x"
+    assert fenced_or_plain("```\na,b\n1,2") == "a,b\n1,2"  # cut off by max_tokens
+    assert fenced_or_plain("instruction.md:\nSort /app/data/x.") == "Sort /app/data/x."
+
+
+def test_parse_json_skips_objects_that_do_not_validate() -> None:
+    text = 'noise {"x": 1} then {"decision": "fix_data", "reason": "too few lines"}'
+    assert parse_json(text, Decision) == Decision(decision="fix_data", reason="too few lines")
+    assert parse_json("no json here", Decision) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "want"),
+    [
+        ("/app/result.txt", "/app/result.txt"),
+        ("result.txt", "/app/result.txt"),
+        ("/tmp/out.txt", "/app/out.txt"),
+        ("`/app/a-b_c.csv`", "/app/a-b_c.csv"),
+        ("/app/../../etc/passwd", "/app/passwd"),
+        ("/app/data", None),
+        ("/app/", None),
+        ("/app/.hidden", None),
+    ],
+)
+def test_outputs_are_plain_files_directly_under_app(given: str, want: str | None) -> None:
+    assert safe_output_path(given) == want
+
+
+def test_idea_schema_constrains_every_choice() -> None:
+    schema = idea_schema(3)
+    assert schema["properties"]["operator"]["enum"][0] == "filter"
+    assert schema["properties"]["finding"]["enum"] == [-1, 0, 1, 2]
+    assert "finding" not in idea_schema(0)["properties"]
+    assert set(schema["required"]) == set(schema["properties"])
+
+
+@pytest.mark.parametrize(
+    ("got", "want", "compare", "ok"),
+    [
+        ("404 2\n500 1\n", "404 2\n500 1", "exact", True),
+        ("404 2  \n500 1\n\n", "404 2\n500 1\n", "exact", True),
+        ("500 1\n404 2\n", "404 2\n500 1\n", "exact", False),
+        ("500 1\n404 2\n", "404 2\n500 1\n", "sorted_lines", True),
+        ("total 3.0000001\n", "total 3\n", "numeric", True),
+        ("total 3.1\n", "total 3\n", "numeric", False),
+        ("sum 3\n", "total 3\n", "numeric", False),
+        ("", "x\n", "exact", False),
+    ],
+)
+def test_generated_tests_compare_as_declared(got: str, want: str, compare: str, ok: bool) -> None:
+    assert matches(got, want, compare) is ok
+
+
+def _run(**kw: object) -> SolutionRun:
+    base: dict[str, object] = {"exit_code": 0, "outputs": {"/app/out.txt": "3\n"}, "sizes": {"/app/out.txt": 2}}
+    return SolutionRun.model_validate(base | kw)
+
+
+@pytest.mark.parametrize(
+    ("run", "check"),
+    [
+        (_run(exit_code=2, stderr_tail="awk: syntax error"), SOLUTION_FAILED),
+        (_run(timed_out=True, exit_code=-1), SOLUTION_FAILED),
+        (_run(outputs={"/app/out.txt": None}), OUTPUT_MISSING),
+        (_run(outputs={"/app/out.txt": " \n"}), OUTPUT_EMPTY),
+        (_run(sizes={"/app/out.txt": 10**7}), OUTPUT_TOO_LARGE),
+        (_run(outputs={"/app/out.txt": "a\nb\n"}), OUTPUT_COPIES_INPUT),
+        (_run(preexisting=["/app/out.txt"]), OUTPUT_IN_IMAGE),
+        (_run(image_hashes={sha256_text("3\n")}), OUTPUT_IN_IMAGE),
+        (_run(), None),
+    ],
+)
+def test_each_guard_names_its_check(run: SolutionRun, check: str | None) -> None:
+    problem = mechanical_problem(run, {"in.txt": "a\nb"})
+    assert (problem[0] if problem else None) == check
+
+
+def test_the_observation_shows_exit_errors_and_output_heads() -> None:
+    run = _run(exit_code=1, stderr_tail="grep: /app/x: No such file", outputs={"/app/out.txt": None})
+    text = describe_run(run)
+    assert "exit code 1" in text and "No such file" in text and "/app/out.txt: MISSING" in text
+
+
+def test_a_rendered_draft_is_a_recorded_harbor_task(tmp_path: Path) -> None:
+    parent = worked_example(domain_context("terminal"))
+    assert parent is not None
+    files = DraftFiles(data={"access.log": "1 GET / 404"}, instruction="Count.", solve_sh="wc -l < x > /app/n.txt")
+    exp = [Expectation(path="/app/n.txt", expected="1-n.txt", compare="numeric")]
+    dest = write_draft(
+        tmp_path / "t",
+        parent=parent,
+        files=files,
+        name="count",
+        description="Count.",
+        category="terminal",
+        outputs=["/app/n.txt"],
+        expectations=exp,
+        expected={"/app/n.txt": "1\n"},
+    )
+    assert is_recorded(dest) and not is_recorded(parent)
+    assert (dest / "solution" / "solve.sh").read_text().startswith("#!/bin/bash\n")
+    assert (dest / "environment" / "data" / "access.log").read_text() == "1 GET / 404\n"
+    assert json.loads((dest / "tests" / "expectations.json").read_text())[0]["compare"] == "numeric"
+    assert (dest / "tests" / "expected" / "1-n.txt").read_text() == "1\n"
+    # Novelty compares the recorded outputs and the solution, not the comparison code every task shares.
+    assert "def matches" not in grading_text(dest) and "wc -l" in grading_text(dest)
+
+
+def test_parents_come_from_the_pool_then_the_worked_example_then_the_examples(tmp_path: Path) -> None:
+    domain = domain_context("terminal")
+    pooled = worked_example(domain)
+    assert pooled is not None
+    names = [p.name for p in parent_candidates(domain, [tmp_path / "missing", pooled])]
+    assert names[0] == "worked-example" and names[1] == "worked-example"
+    assert names[2:] == [e.name for e in domain.examples]
+    parent = load_parent(pooled)
+    assert parent is not None and parent.main_input == "access.log" and "404" in parent.inputs["access.log"]
+
+
+def test_findings_say_what_failed_first() -> None:
+    class D:
+        def __init__(self, task: str, solved: bool) -> None:
+            self.task, self.solved, self.commands, self.exit_reason = task, solved, 3, "max_turns"
+            self.failed_commands: list[object] = []
+
+    assert findings_from_digest([D("a", False), D("b", True)]) == ["failed a (max_turns)", "solved b in 3 commands"]
+
+
+def test_an_idea_is_one_line() -> None:
+    idea = Idea(operator="filter", change="Count\n  the 404s", output_file="/app/n.txt")
+    assert idea.change == "Count the 404s" and idea.compare == "exact"
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("/app/data/access.log has one request per line. Write /app/errors.txt with one line per status.", True),
+        ("Count the 404 requests in /app/data/access.log and write the number to /app/n.txt.", True),
+        ("/app/data/access.log > /app/success_access.log", False),
+        ("awk '{print $1}' /app/data/access.log | sort | uniq -c > /app/out.txt and more words here", False),
+        ("#!/bin/bash\ngrep -c 404 /app/data/access.log > /app/n.txt # count the requests please now", False),
+    ],
+)
+def test_an_instruction_must_read_as_prose(text: str, ok: bool) -> None:
+    assert looks_like_prose(text) is ok
