@@ -17,12 +17,34 @@ def gc(
     all_: Annotated[
         bool, typer.Option("--all", help="Also remove containers whose creating process still runs.")
     ] = False,
+    images: Annotated[
+        bool, typer.Option("--images", help="Also remove task images (autoenv-task/...) and the build cache.")
+    ] = False,
+    max_age_days: Annotated[
+        float, typer.Option("--max-age-days", min=0, help="With --images: remove task images older than this.")
+    ] = 7.0,
+    max_size_gb: Annotated[
+        float | None, typer.Option("--max-size-gb", min=0, help="With --images: then the oldest until they fit.")
+    ] = None,
 ) -> None:
-    """Remove labelled sandbox containers whose creator is gone, and dangling labelled images."""
-    from autoenvscaling.sandbox.engine import connect
-    from autoenvscaling.sandbox.janitor import collect
+    """Remove labelled sandbox containers whose creator is gone, and dangling labelled images.
 
-    report = collect(connect(), run, include_live=all_)
+    Images a container still uses (a live run's) are never removed."""
+    from autoenvscaling.sandbox.engine import connect
+    from autoenvscaling.sandbox.janitor import collect, collect_images
+
+    client = connect()
+    report = collect(client, run, include_live=all_)
+    if images:
+        cap = None if max_size_gb is None else int(max_size_gb * 1024**3)
+        img = collect_images(client, max_age_sec=max_age_days * 86400, max_total_bytes=cap)
+        for tag in img.removed:
+            console.print(f"removed image {tag}", highlight=False)
+        console.print(
+            f"{len(img.removed)} task image(s) removed ({img.freed_bytes / 1e6:.0f} MB), "
+            f"{len(img.kept_in_use)} kept in use, build cache {img.build_cache_bytes / 1e6:.0f} MB freed",
+            highlight=False,
+        )
     for name in report.containers:
         console.print(f"removed container {name}", highlight=False)
     for image in report.images:

@@ -12,16 +12,24 @@ import time
 import uuid
 from pathlib import Path
 
-_IGNORED = shutil.ignore_patterns("__pycache__", ".DS_Store", ".git")
+_CACHES = shutil.ignore_patterns("__pycache__", ".DS_Store", ".git")
+
+
+def _ignored(directory: str, names: list[str]) -> set[str]:
+    """Caches, and every symbolic link: a link in a task dir would copy a host file into the pool and exports."""
+    links = {n for n in names if os.path.islink(os.path.join(directory, n))}
+    return set(_CACHES(directory, names)) | links
+
+
 STALE_AFTER_SEC = 24 * 3600  # a staged copy this old is garbage even if its pid was reused
 
 
 def stage_copy(src: Path, tmp_root: Path) -> Path:
-    """Copy the task dir ``src`` to a fresh staging dir (symlinks followed, caches skipped)."""
+    """Copy the task dir ``src`` to a fresh staging dir (symbolic links dropped, caches skipped)."""
     tmp_root.mkdir(parents=True, exist_ok=True)
     dest = tmp_root / f"{os.getpid()}-{uuid.uuid4().hex}"
     try:
-        shutil.copytree(src, dest, ignore=_IGNORED)
+        shutil.copytree(src, dest, ignore=_ignored)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise

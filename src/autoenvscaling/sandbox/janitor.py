@@ -7,8 +7,11 @@ another host are left alone unless asked (``include_live``): we cannot see their
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import time
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,3 +109,65 @@ def cleanup(run_id: str | None = None, *, include_live: bool = False, client: do
     from autoenvscaling.sandbox.engine import connect
 
     return collect(client or connect(), run_id, include_live=include_live).removed
+
+
+class ImageGcReport(BaseModel):
+    removed: list[str] = Field(default_factory=list)  # tags of removed task images
+    kept_in_use: list[str] = Field(default_factory=list)  # a container (a live run) still uses them
+    freed_bytes: int = 0
+    build_cache_bytes: int = 0
+
+
+def collect_images(
+    client: docker.DockerClient,
+    *,
+    repo: str = "autoenv-task",
+    max_age_sec: float | None = 7 * 24 * 3600,
+    max_total_bytes: int | None = None,
+    prune_build_cache: bool = True,
+) -> ImageGcReport:
+    """Remove task images (``repo/...``) older than ``max_age_sec``, then the oldest until the rest fit
+    ``max_total_bytes``. Images any container uses (a live run's) are never touched."""
+    import docker.errors
+
+    report = ImageGcReport()
+    in_use = {c.attrs.get("Image") for c in client.containers.list(all=True)}
+    now = time.time()
+    candidates = []
+    for image in client.images.list(filters={"label": LABEL}):
+        tags = [t for t in image.tags if t.startswith(f"{repo}/")]
+        if not tags:
+            continue
+        created = _created(image.attrs.get("Created", ""))
+        if image.id in in_use:
+            report.kept_in_use += tags
+            continue
+        candidates.append((created, image, tags))
+    candidates.sort(key=lambda c: c[0])  # oldest first
+    total = sum(int(img.attrs.get("Size", 0)) for _, img, _ in candidates)
+    for created, image, tags in candidates:
+        too_old = max_age_sec is not None and now - created > max_age_sec
+        too_big = max_total_bytes is not None and total > max_total_bytes
+        if not (too_old or too_big):
+            continue
+        try:
+            for tag in tags:
+                client.images.remove(tag, noprune=False)
+        except docker.errors.APIError:
+            continue  # taken by a container started meanwhile, or already gone
+        size = int(image.attrs.get("Size", 0))
+        total -= size
+        report.freed_bytes += size
+        report.removed += tags
+    if prune_build_cache:
+        with contextlib.suppress(docker.errors.APIError):
+            report.build_cache_bytes = int(client.api.prune_builds().get("SpaceReclaimed") or 0)
+    return report
+
+
+def _created(text: str) -> float:
+    """Seconds since the epoch of an engine timestamp (``2026-01-02T03:04:05.123456789Z``)."""
+    try:
+        return datetime.fromisoformat(text[:19]).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return 0.0

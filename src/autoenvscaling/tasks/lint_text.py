@@ -93,9 +93,7 @@ FILE_EXTENSIONS = frozenset(
     }
 )
 # Product names that look like files.
-_NOT_FILES = frozenset(
-    {"node.js", "next.js", "vue.js", "react.js", "three.js", "d3.js", "express.js", "socket.io"}
-)
+_NOT_FILES = frozenset({"node.js", "next.js", "vue.js", "react.js", "three.js", "d3.js", "express.js", "socket.io"})
 
 _URL = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+")
 _TOKEN = re.compile(r"[\w.~/$*\-]+")

@@ -32,23 +32,25 @@ class ResultsLog(Generic[T]):
         self._lock = threading.Lock()
 
     def load(self) -> list[T]:
-        """Records already written; a torn trailing line (crash mid-write) is cut off."""
+        """Records already written. Only a torn last line (a crash mid-write) is cut off the file; an unreadable
+        line in the middle is skipped (and kept), so the good records after it are not lost."""
         if not self.path.exists():
             return []
         raw = self.path.read_bytes()
+        lines = raw.splitlines(keepends=True)
         records: list[T] = []
-        good = 0
-        for line in raw.splitlines(keepends=True):
-            if not line.endswith(b"\n"):
-                break
+        for i, line in enumerate(lines):
+            last = i == len(lines) - 1
             try:
                 records.append(self.model.model_validate_json(line))
             except ValidationError:
-                break
-            good += len(line)
-        if good != len(raw):
-            with self.path.open("r+b") as f:
-                f.truncate(good)
+                if last:  # torn (or garbled) tail: the only line a crash can leave half-written
+                    with self.path.open("r+b") as f:
+                        f.truncate(len(raw) - len(line))
+                continue
+            if last and not line.endswith(b"\n"):
+                with self.path.open("ab") as f:  # a complete record whose newline never made it
+                    f.write(b"\n")
         return records
 
     def append(self, record: T) -> None:
