@@ -21,7 +21,7 @@ AUTOENV = [sys.executable, "-m", "autoenvscaling.cli"]
 
 def _containers(run_id: str) -> list[str]:
     client = docker.from_env()
-    found = client.containers.list(all=True, filters={"label": f"autoenvscaling.run={run_id}"})
+    found = client.containers.list(all=True, sparse=True, filters={"label": f"autoenvscaling.run={run_id}"})
     return [c.id for c in found]
 
 

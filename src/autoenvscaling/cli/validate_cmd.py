@@ -29,18 +29,10 @@ def _rewards(values: list[float | None]) -> str:
 
 def validate(
     paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs containing task dirs.")],
-    repeats: Annotated[
-        int, typer.Option("--repeats", "-k", min=1, help="Oracle runs; all must score 1.")
-    ] = 3,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", "-n", min=1, help="Tasks validated at once.")
-    ] = 1,
-    resume: Annotated[
-        bool, typer.Option(help="Continue the latest (or --run-dir) run; skip finished tasks.")
-    ] = False,
-    run_dir: Annotated[
-        Path | None, typer.Option(help="Run directory (default: runs/validate-<time>).")
-    ] = None,
+    repeats: Annotated[int, typer.Option("--repeats", "-k", min=1, help="Oracle runs; all must score 1.")] = 3,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-n", min=1, help="Tasks validated at once.")] = 1,
+    resume: Annotated[bool, typer.Option(help="Continue the latest (or --run-dir) run; skip finished tasks.")] = False,
+    run_dir: Annotated[Path | None, typer.Option(help="Run directory (default: runs/validate-<time>).")] = None,
     runs_root: RunsRootOpt = Path("runs"),
     image_alias: ImageAliasOpt = None,
     alias_file: AliasFileOpt = None,
@@ -48,6 +40,12 @@ def validate(
     nop: Annotated[bool, typer.Option(help="Run the do-nothing agent (must score 0).")] = True,
     force_build: Annotated[bool, typer.Option(help="Rebuild task images without the layer cache.")] = False,
     strict: Annotated[bool, typer.Option(help="Exit 1 when any task is not valid.")] = False,
+    pass_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pass-env", help="A host variable ${VAR} in task env tables may use (repeatable; none by default)."
+        ),
+    ] = None,
 ) -> None:
     """Lint, build, check leakage, run the oracle K times and the nop agent; a verdict per task."""
     from autoenvscaling.images.aliases import resolve_aliases
@@ -64,7 +62,7 @@ def validate(
     run = ValidationRun(
         rdir,
         get_backend(backend),
-        ValidationConfig(repeats=repeats, run_nop=nop),
+        ValidationConfig(repeats=repeats, run_nop=nop, pass_env=list(pass_env or [])),
         aliases=aliases,
         concurrency=concurrency,
         force_build=force_build,
@@ -120,9 +118,7 @@ def validate(
         )
     console.print(table)
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.by_verdict.items()))
-    console.print(
-        f"{summary.total} task(s): {counts}.  results: {rdir}/results.jsonl  summary: {rdir}/summary.json"
-    )
+    console.print(f"{summary.total} task(s): {counts}.  results: {rdir}/results.jsonl  summary: {rdir}/summary.json")
     if summary.by_verdict.get("error") or (strict and summary.by_verdict.get("valid", 0) != summary.total):
         raise typer.Exit(1)
 

@@ -16,11 +16,14 @@ END_SCRIPT_TAG = "# aes:end-agent-processes"
 _PASSES = " ".join(str(i) for i in range(1, 7))
 
 # Field 22 of /proc/PID/stat is the start time; after the ") " that ends the command name, it is word 20.
-# Each pass stops every victim first (so none can fork a replacement) and then kills them.
+# Each pass stops every victim first (so none can fork a replacement) and then kills them. A process sent SIGKILL
+# never runs again, so one still exiting (under load this takes a while) is not counted twice; only processes that
+# appear after a pass (forked before their parent was stopped) need another.
 _END_SCRIPT = (
     END_SCRIPT_TAG
     + """
 t={mark}
+declare -A killed
 for pass in {passes}; do
   victims=()
   for d in /proc/[0-9]*; do
@@ -30,7 +33,8 @@ for pass in {passes}; do
     s=${{s##*) }}
     set -- $s
     [ "$1" = Z ] && continue
-    [ "${{20}}" -ge "$t" ] 2>/dev/null && victims+=("$p")
+    [ -n "${{killed[$p:${{20}}]}}" ] && continue
+    [ "${{20}}" -ge "$t" ] 2>/dev/null && victims+=("$p") && killed[$p:${{20}}]=1
   done
   [ ${{#victims[@]}} -eq 0 ] && exit 0
   kill -STOP "${{victims[@]}}" 2>/dev/null
