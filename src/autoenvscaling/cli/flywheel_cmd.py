@@ -83,6 +83,30 @@ def _table(metrics: list[RoundMetrics]) -> Table:
     return table
 
 
+def new_environments(fw: Flywheel) -> list[str]:
+    """One line per environment this run added to the pool: status, solver pass rate, instruction, files."""
+    from autoenvscaling.flywheel.layout import read_output
+    from autoenvscaling.flywheel.records import CalibrateOutput
+    from autoenvscaling.pool import Pool
+
+    lines: list[str] = []
+    pool_dir = fw.config.pool or fw.paths.default_pool
+    for n in fw.paths.rounds_present():
+        out = read_output(fw.paths.stage_dir(n, "calibrate"), CalibrateOutput)
+        if out is None or not out.calibrations:
+            continue
+        with Pool.open(pool_dir, dedup=fw.config.dedup) as pool:
+            for c in out.calibrations:
+                entry = pool.get(c.env_id)
+                first = next((ln.strip() for ln in entry.instruction.splitlines() if ln.strip()), "")
+                rate = "-" if c.pass_rate is None else f"{c.pass_rate:.2f}"
+                lines.append(
+                    f"round {n}: [bold]{c.status or 'error'}[/] {c.env_id} (solver pass rate {rate}): "
+                    f"{first[:100]}\n    files: {entry.path}"
+                )
+    return lines
+
+
 def _drive(fw: Flywheel) -> None:
     from autoenvscaling.flywheel.report import write_report
 
@@ -94,6 +118,10 @@ def _drive(fw: Flywheel) -> None:
         fw.events = RichEvents(progress)
         metrics = fw.run()
     console.print(_table(metrics))
+    added = new_environments(fw)
+    console.print("new environments in the pool:" if added else "no new environment reached the pool")
+    for line in added:
+        console.print("  " + line, highlight=False)
     report = write_report(fw.paths)
     console.print(f"metrics: {fw.paths.metrics}")
     console.print(f"report:  [bold]{report}[/]")

@@ -138,3 +138,16 @@ def test_each_guard_rejects_with_its_own_check_id(
     recording, expectations = rec.record_expectations(runner, draft, solve, {"/app/out.txt": "exact"}, parent.data)
     assert recording.check == check, recording.detail
     assert bool(expectations) is (check is None)
+
+
+def test_when_the_model_never_says_ok_the_first_clean_solution_is_kept(tmp_path: Path, backend: DockerBackend) -> None:
+    other = "```bash\ngrep -c ' 200$' /app/data/access.log > /app/count404.txt\n```"
+    fix = json.dumps({"decision": "fix_solution", "reason": "count differently"})
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, fix, other, fix]
+    record, model = _run(tmp_path, backend, replies, reproduce_attempts=0)
+    assert record.verdict == "valid" and len(model.calls) == 6
+    cand = Path(record.candidate_dir or "")
+    assert "' 404$'" in (cand / "solution" / "solve.sh").read_text()
+    assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert log["repairs"] == 1 and [d.split(":")[0] for d in log["decisions"]] == ["fix_solution", "fix_solution"]

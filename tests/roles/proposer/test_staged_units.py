@@ -12,7 +12,7 @@ from autoenvscaling.roles.proposer.novelty import grading_text
 from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json
 from autoenvscaling.roles.proposer.staged.episode import Decision, findings_from_digest, looks_like_prose
 from autoenvscaling.roles.proposer.staged.grading import matches
-from autoenvscaling.roles.proposer.staged.parents import load_parent, parent_candidates, worked_example
+from autoenvscaling.roles.proposer.staged.parents import copied_files, load_parent, parent_candidates, worked_example
 from autoenvscaling.roles.proposer.staged.record import (
     OUTPUT_COPIES_INPUT,
     OUTPUT_EMPTY,
@@ -71,6 +71,7 @@ def test_idea_schema_constrains_every_choice() -> None:
     [
         ("404 2\n500 1\n", "404 2\n500 1", "exact", True),
         ("404 2  \n500 1\n\n", "404 2\n500 1\n", "exact", True),
+        ("404\t2\n 500   1\n", "404 2\n500 1\n", "exact", True),
         ("500 1\n404 2\n", "404 2\n500 1\n", "exact", False),
         ("500 1\n404 2\n", "404 2\n500 1\n", "sorted_lines", True),
         ("total 3.0000001\n", "total 3\n", "numeric", True),
@@ -116,7 +117,7 @@ def test_the_observation_shows_exit_errors_and_output_heads() -> None:
 def test_a_rendered_draft_is_a_recorded_harbor_task(tmp_path: Path) -> None:
     parent = worked_example(domain_context("terminal"))
     assert parent is not None
-    files = DraftFiles(data={"access.log": "1 GET / 404"}, instruction="Count.", solve_sh="wc -l < x > /app/n.txt")
+    files = DraftFiles(data={"data/access.log": "1 GET / 404"}, instruction="Count.", solve_sh="wc -l < x > /app/n.txt")
     exp = [Expectation(path="/app/n.txt", expected="1-n.txt", compare="numeric")]
     dest = write_draft(
         tmp_path / "t",
@@ -146,7 +147,9 @@ def test_parents_come_from_the_pool_then_the_worked_example_then_the_examples(tm
     assert names[0] == "worked-example" and names[1] == "worked-example"
     assert names[2:] == [e.name for e in domain.examples]
     parent = load_parent(pooled)
-    assert parent is not None and parent.main_input == "access.log" and "404" in parent.inputs["access.log"]
+    assert parent is not None and parent.main_input == "/app/data/access.log"
+    assert "404" in parent.inputs["/app/data/access.log"]
+    assert parent.sources == {"/app/data/access.log": "data/access.log"}
 
 
 def test_findings_say_what_failed_first() -> None:
@@ -175,3 +178,14 @@ def test_an_idea_is_one_line() -> None:
 )
 def test_an_instruction_must_read_as_prose(text: str, ok: bool) -> None:
     assert looks_like_prose(text) is ok
+
+
+def test_inputs_are_the_files_the_dockerfile_copies(tmp_path: Path) -> None:
+    env = tmp_path / "environment"
+    (env / "logs").mkdir(parents=True)
+    (env / "logs" / "a.log").write_text("x\n")
+    (env / "seed.csv").write_text("k,v\n")
+    dockerfile = (
+        "FROM autoenv/terminal:latest\nWORKDIR /app\nCOPY logs/ /app/logs/\nCOPY seed.csv data/\nCOPY ../x /y\n"
+    )
+    assert copied_files(env, dockerfile) == {"/app/logs/a.log": "logs/a.log", "/app/data/seed.csv": "seed.csv"}

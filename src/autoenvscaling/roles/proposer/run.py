@@ -55,7 +55,7 @@ from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
 from autoenvscaling.roles.solver import SolverAgent
 from autoenvscaling.sandbox.base import SandboxBackend
-from autoenvscaling.validate.report import ValidationReport
+from autoenvscaling.validate.report import ValidationReport, Verdict
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
 from autoenvscaling.verify.agents import TrialAgent
@@ -364,7 +364,21 @@ class ProposeRun:
                 self.validation,
                 concurrency=self.config.validation_concurrency,
             )
-            done, _ = run.run(candidates, on_done=on_validated)
+            by_id = {g.id: g for g in generations}
+            threshold = self.config.proposer.novelty_threshold
+
+            def reported(report: ValidationReport) -> None:
+                # The progress line must not say "valid" for a candidate the novelty check rejects.
+                gen = by_id.get(Path(report.task_path).name)
+                if gen is not None and report.verdict.value == "valid":
+                    novelty = check_novelty(Path(report.task_path), self.references(gen), threshold)
+                    if not novelty.is_new:
+                        report = report.model_copy(
+                            update={"verdict": Verdict.INVALID, "failed_checks": [DUPLICATE_CHECK]}
+                        )
+                on_validated(report)
+
+            done, _ = run.run(candidates, on_done=reported)
             reports = {Path(r.task_path).name: r for r in done}
         threshold = self.config.proposer.novelty_threshold
         records: list[ProposalRecord] = []

@@ -3,7 +3,7 @@
 Stages (every model call a short fresh prompt and an ATIF step; every harness run a user step)::
 
     idea         constrained JSON: operator on the parent, one-sentence task, output path, comparison
-    data         a new input file, when the idea asks for one
+    data         lines added to the main input file, when the idea asks for them
     instruction  plain text
     solution     a bash block; the harness runs it in the draft's image (observe) ...
     decide       ... and the model judges the output (ok | fix_solution | fix_data | fix_instruction)
@@ -78,7 +78,6 @@ class OneShot(BaseModel):
     change: str = ""
     output_file: str = _DEFAULT_OUTPUT
     compare: Compare = "exact"
-    data_file: str = ""
     data: str = ""
     instruction: str
     solve_sh: str
@@ -91,12 +90,11 @@ ONESHOT_SCHEMA: dict[str, Any] = {
         "change": {"type": "string"},
         "output_file": {"type": "string"},
         "compare": {"type": "string", "enum": list(COMPARE_HELP)},
-        "data_file": {"type": "string"},
         "data": {"type": "string"},
         "instruction": {"type": "string"},
         "solve_sh": {"type": "string"},
     },
-    "required": ["operator", "change", "output_file", "compare", "data_file", "data", "instruction", "solve_sh"],
+    "required": ["operator", "change", "output_file", "compare", "data", "instruction", "solve_sh"],
     "additionalProperties": False,
 }
 
@@ -198,15 +196,26 @@ class _Episode:
     # -- helpers ------------------------------------------------------------------------------------------
     @property
     def inputs(self) -> dict[str, str]:
-        """Data file name -> full text, as the child has them."""
-        return {**self.ctx.parent.data, **self.files.data}
+        """Container path -> full text of every input file, as the child has them."""
+        changed = {c: self.files.data[r] for c, r in self.ctx.parent.sources.items() if r in self.files.data}
+        return {**self.ctx.parent.data, **changed}
 
     def input_heads(self) -> dict[str, str]:
         heads = dict(self.ctx.parent.inputs)
-        for name, text in self.files.data.items():
-            lines = text.splitlines()
-            heads[name] = "\n".join(lines[:12]) + (f"\n... ({len(lines)} lines in all)" if len(lines) > 12 else "")
+        for path, text in self.inputs.items():
+            if path in heads and text != self.ctx.parent.data.get(path):
+                lines = text.splitlines()
+                more = f"\n... ({len(lines)} lines in all)" if len(lines) > 12 else ""
+                heads[path] = "\n".join(lines[:12]) + more
         return heads
+
+    def extend_input(self, lines: list[str]) -> None:
+        """Append ``lines`` to the main input file (a small model's "new file" is often one line long)."""
+        main = self.ctx.parent.main_input
+        if main is None or not lines:
+            return
+        base = self.ctx.parent.data[main].rstrip("\n")
+        self.files.data = {self.ctx.parent.sources[main]: base + "\n" + "\n".join(lines)}
 
     def write(self, dest: Path, **kw: Any) -> Path:
         idea = self.log.idea
@@ -271,15 +280,12 @@ class _Episode:
             min_lines=lo,
             max_lines=hi,
         )
-        new = [ln for ln in _clip_data(fenced_or_plain(reply)).splitlines() if ln.strip()]
-        if new:  # appended, never replacing: a small model's "new file" is often one line long
-            base = self.ctx.parent.data[name].rstrip("\n")
-            self.files.data = {name: base + "\n" + "\n".join(new)}
+        self.extend_input([ln for ln in _clip_data(fenced_or_plain(reply)).splitlines() if ln.strip()])
 
     def ask_instruction(self) -> None:
         """Up to two samples; a reply that is not prose falls back to the idea's sentence plus the paths."""
         assert self.log.idea is not None
-        inputs = [f"/app/data/{n}" for n in self.inputs]
+        inputs = list(self.ctx.parent.inputs)
         for _ in range(2):
             reply = self.caller.ask(
                 "instruction",
@@ -304,6 +310,7 @@ class _Episode:
             max_tokens=self.config.sampling.solution_max_tokens,
             instruction=self.files.instruction,
             inputs=self.input_heads(),
+            dockerfile=self.ctx.parent.dockerfile,
             parent_solve_sh=self.ctx.parent.solve_sh,
             previous=previous,
             problem=problem,
@@ -340,35 +347,41 @@ class _Episode:
         return text, rec.mechanical_problem(run, self.inputs)
 
     def solve_loop(self) -> bool:
-        """Solutions until one runs cleanly and the model calls its output ok (or the last clean one)."""
+        """Solutions until one runs cleanly and the model calls its output ok.
+
+        A small model's self-critique flip-flops: when the repairs run out without an ``ok``, the first clean
+        solution is kept (its reading of the instruction is as good as any later one, and the blind
+        reproduction judges it anyway).
+        """
         self.ask_solution()
-        clean: str | None = None
+        first_clean: DraftFiles | None = None
         attempts = 1
         while True:
             self.log.solution_attempts = attempts
             observation, problem = self.observe()
             if problem is None:
-                clean = self.files.solve_sh
+                if first_clean is None:
+                    first_clean = self.files.model_copy(deep=True)
                 decision = self.ask_decision(observation)
                 self.log.decisions.append(f"{decision.decision}: {decision.reason}"[:300])
-                if decision.decision == "ok" or self.log.repairs >= self.config.max_repairs:
+                if decision.decision == "ok":
+                    return True
+                if self.log.repairs >= self.config.max_repairs or attempts >= self.config.solution_samples:
+                    self.files = first_clean
                     return True
                 self.log.repairs += 1
                 if decision.decision == "fix_data" and self.wants_data():
                     self.ask_data()
                 elif decision.decision == "fix_instruction":
                     self.ask_instruction()
-                elif attempts < self.config.solution_samples:
+                else:
                     attempts += 1
                     self.ask_solution(self.files.solve_sh, decision.reason or "the output is not what was asked")
-                    continue
-                else:
-                    return True
-                continue  # same solution, new data or instruction: observe again
+                continue
             self.log.guard, self.log.guard_detail = problem
             if attempts >= self.config.solution_samples:
-                if clean is not None:
-                    self.files.solve_sh = clean
+                if first_clean is not None:
+                    self.files = first_clean
                     return True
                 return False
             attempts += 1
@@ -506,6 +519,7 @@ def propose_oneshot_recorded(
             max_tokens=config.sampling.oneshot_max_tokens,
             schema=json_format("task", ONESHOT_SCHEMA),
             parent_block=ep.parent_block,
+            parent=ctx.parent,
             findings=ctx.findings,
             operators=OPERATOR_HELP,
             compares=COMPARE_HELP,
@@ -523,9 +537,7 @@ def propose_oneshot_recorded(
         ep.output = safe_output_path(shot.output_file) or _DEFAULT_OUTPUT
         ep.compare = shot.compare
         ep.log.output = ep.output
-        name = Path(shot.data_file.strip()).name if shot.data_file.strip() else ctx.parent.main_input
-        if shot.data.strip() and name and rec.safe_data_name(name):
-            ep.files.data = {name: _clip_data(shot.data)}
+        ep.extend_input([ln for ln in _clip_data(shot.data).splitlines() if ln.strip()])
         ep.files.instruction = _ensure_output_named(shot.instruction.strip(), ep.output)
         ep.files.solve_sh = shot.solve_sh
         ep.finish(result, candidate_dir, check=False)

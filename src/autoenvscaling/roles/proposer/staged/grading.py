@@ -15,7 +15,8 @@ NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
 def normalized(text: str) -> list[str]:
-    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    """Lines with runs of spaces and tabs as one space, no leading or trailing blanks, no trailing empty lines."""
+    lines = [" ".join(line.split()) for line in text.replace("\r\n", "\n").split("\n")]
     while lines and not lines[-1]:
         lines.pop()
     return lines

@@ -12,22 +12,30 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from autoenvscaling.roles.proposer.domain import DomainContext
+from autoenvscaling.tasks.dockerfile import parse_instructions
 
 WORKED_EXAMPLE = "worked-example"
 _HEAD_LINES = 12
 _HEAD_CHARS = 900
 _MAX_DATA_BYTES = 64 * 1024
+_MAX_INPUTS_SHOWN = 3
 
 
 class Parent(BaseModel):
-    """What a staged prompt shows of a parent, and what the harness needs of it."""
+    """What a staged prompt shows of a parent, and what the harness needs of it.
+
+    Input files are the text files the Dockerfile COPYs into the image, keyed by their path in the container;
+    ``sources`` maps each to its path under ``environment/`` (where a child's changed copy is written).
+    """
 
     name: str
     path: Path
     instruction: str
     solve_sh: str
-    inputs: dict[str, str] = Field(default_factory=dict)  # data file name -> first lines
-    data: dict[str, str] = Field(default_factory=dict)  # data file name -> full text (guards compare with it)
+    dockerfile: str = ""
+    inputs: dict[str, str] = Field(default_factory=dict)  # container path -> first lines
+    data: dict[str, str] = Field(default_factory=dict)  # container path -> full text (guards compare with it)
+    sources: dict[str, str] = Field(default_factory=dict)  # container path -> path relative to environment/
 
     @property
     def main_input(self) -> str | None:
@@ -53,26 +61,57 @@ def _text(path: Path) -> str | None:
         return None
 
 
+def copied_files(env_dir: Path, dockerfile: str) -> dict[str, str]:
+    """Container path -> path under ``env_dir`` of each regular file a ``COPY src dst`` line brings in."""
+    out: dict[str, str] = {}
+    workdir = "/"
+    for ins in parse_instructions(dockerfile):
+        if ins.keyword == "WORKDIR":
+            workdir = ins.args.strip() or workdir
+        if ins.keyword not in ("COPY", "ADD"):
+            continue
+        parts = [p for p in ins.args.split() if not p.startswith("--")]
+        if len(parts) != 2:
+            continue
+        src_rel, dst = parts
+        dst = dst if dst.startswith("/") else f"{workdir.rstrip('/')}/{dst}"
+        src = (env_dir / src_rel).resolve()
+        if not src.is_relative_to(env_dir.resolve()):
+            continue
+        if src.is_dir():
+            for f in sorted(src.rglob("*")):
+                if f.is_file() and not f.is_symlink():
+                    out[f"{dst.rstrip('/')}/{f.relative_to(src).as_posix()}"] = f.relative_to(
+                        env_dir.resolve()
+                    ).as_posix()
+        elif src.is_file():
+            target = f"{dst.rstrip('/')}/{src.name}" if dst.endswith("/") else dst
+            out[target] = src.relative_to(env_dir.resolve()).as_posix()
+    return out
+
+
 def load_parent(task_dir: Path) -> Parent | None:
     """A parent view of ``task_dir``, or None when it lacks an instruction, a solution or an environment."""
     instruction = _text(task_dir / "instruction.md")
     solve = _text(task_dir / "solution" / "solve.sh")
-    if instruction is None or solve is None or not (task_dir / "environment" / "Dockerfile").is_file():
+    dockerfile = _text(task_dir / "environment" / "Dockerfile")
+    if instruction is None or solve is None or dockerfile is None:
         return None
     data: dict[str, str] = {}
-    data_dir = task_dir / "environment" / "data"
-    if data_dir.is_dir():
-        for f in sorted(data_dir.iterdir()):
-            text = _text(f) if f.is_file() and not f.is_symlink() else None
-            if text is not None:
-                data[f.name] = text
+    sources: dict[str, str] = {}
+    for container_path, rel in copied_files(task_dir / "environment", dockerfile).items():
+        text = _text(task_dir / "environment" / rel)
+        if text is not None:
+            data[container_path], sources[container_path] = text, rel
     return Parent(
         name=task_dir.name,
         path=task_dir,
         instruction=instruction.strip(),
         solve_sh=solve.strip(),
-        inputs={k: _head(v) for k, v in data.items()},
+        dockerfile=dockerfile.strip(),
+        inputs={k: _head(v) for k, v in list(data.items())[:_MAX_INPUTS_SHOWN]},
         data=data,
+        sources=sources,
     )
 
 

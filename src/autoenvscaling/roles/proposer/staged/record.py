@@ -17,7 +17,6 @@ Guards of ``record``, each with its own check id:
 from __future__ import annotations
 
 import hashlib
-import re
 import shlex
 from pathlib import Path
 
@@ -225,11 +224,3 @@ def cross_oracle(
     return all(
         (got := run.outputs.get(e.path)) is not None and matches(got, expected[e.path], e.compare) for e in expectations
     )
-
-
-_DATA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-def safe_data_name(name: str) -> bool:
-    """A plain file name for a new input under environment/data/ (no dirs, no dot files)."""
-    return bool(_DATA_NAME.match(name))

@@ -48,10 +48,13 @@ def write_draft(
     """A task dir at ``dest``. Without ``expectations`` the tests dir is left out (a draft to observe)."""
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(parent / "environment", dest / "environment", symlinks=False)
-    data_dir = dest / "environment" / "data"
-    for fname, content in files.data.items():
-        data_dir.mkdir(parents=True, exist_ok=True)
-        (data_dir / fname).write_text(_text(content), encoding="utf-8")
+    env_dir = (dest / "environment").resolve()
+    for rel, content in files.data.items():
+        target = (env_dir / rel).resolve()
+        if not target.is_relative_to(env_dir) or target == env_dir:
+            raise ValueError(f"input file {rel!r} would land outside environment/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(_text(content), encoding="utf-8")
     (dest / "instruction.md").write_text(_text(files.instruction.strip()), encoding="utf-8")
     solve = dest / "solution" / "solve.sh"
     solve.parent.mkdir(parents=True, exist_ok=True)

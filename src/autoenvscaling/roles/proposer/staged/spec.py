@@ -2,8 +2,8 @@
 
 A staged environment has a fixed shape the harness can run and grade without the model's help::
 
-    environment/Dockerfile        FROM <domain image>, WORKDIR /app, COPY data/ /app/data/   (the parent's, kept)
-    environment/data/<file>       input files (the parent's, or new ones the model wrote)
+    environment/                  the parent's build context (Dockerfile and the input files it COPYs), kept;
+                                  an input file the model extended is written over its parent copy
     instruction.md                written by the model
     solution/solve.sh             written by the model; run by the harness to record the expected outputs
     tests/test.sh                 the harness's
@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, field_validator
 
 Compare = Literal["exact", "sorted_lines", "numeric"]
 COMPARE_HELP: dict[str, str] = {
-    "exact": "the same text (trailing spaces and trailing blank lines ignored)",
+    "exact": "the same lines in the same order (runs of spaces and tabs count as one space)",
     "sorted_lines": "the same lines in any order",
     "numeric": "the same words, numbers equal within 1e-6 relative",
 }
@@ -96,7 +96,7 @@ def json_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 class DraftFiles(BaseModel):
-    """The parts of a staged draft the model writes (data files are keyed by file name under data/)."""
+    """The parts of a staged draft the model writes (changed input files keyed by their path under environment/)."""
 
     data: dict[str, str] = Field(default_factory=dict)
     instruction: str = ""
