@@ -18,7 +18,7 @@ Each (arm, episode) item lands in OUT/items.jsonl as soon as it is done, so a ki
 in flight; the same command continues it. Per arm: valid, distinct valid, self-consistent and reproduced
 counts, Wilson 95% intervals, one-sided Fisher exact p against P1 and P0, uncached prompt + completion tokens,
 wall and CPU seconds per valid environment, and the cost per valid environment as if a hosted model (default
-gpt-4.1-mini on OpenAI) had served the same tokens. Writes OUT/yield.json and prints a markdown table.
+gpt-4.1-mini on OpenAI) had served the same tokens. Writes ITEMS.summary.json and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from autoenvscaling.llm.config import open_model, parse_model_arg
 from autoenvscaling.llm.cost import estimate_cost
 from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.roles.proposer.domain import domain_context
-from autoenvscaling.roles.proposer.novelty import check_novelty
+from autoenvscaling.roles.proposer.novelty import grading_text, instruction_text, similarity
 from autoenvscaling.roles.proposer.records import Mode, ProposalRecord
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.tuning import tune_proposer
@@ -54,6 +54,15 @@ class Item(BaseModel):
     record: ProposalRecord
     cpu_sec: float  # this process (harness + the in-process model server); containers not included
     wall_sec: float
+    instruction: str = ""  # kept so "distinct" can be judged after the run dir is gone
+    grading: str = ""
+
+
+def fingerprint(record: ProposalRecord) -> tuple[str, str]:
+    if not record.candidate_dir or not Path(record.candidate_dir).is_dir():
+        return "", ""
+    cand = Path(record.candidate_dir)
+    return instruction_text(cand)[:4000], grading_text(cand)[:8000]
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -85,12 +94,15 @@ def _per(total: float, k: int) -> float | None:
 
 
 def distinct_valid(items: list[Item], threshold: float) -> list[Item]:
+    """Valid items that are not near-copies (instruction, or solution + tests) of an earlier valid one."""
     kept: list[Item] = []
     for it in sorted(items, key=lambda i: i.index):
-        if not it.record.is_valid or not it.record.candidate_dir:
+        if not it.record.is_valid:
             continue
-        refs = [Path(k.record.candidate_dir) for k in kept if k.record.candidate_dir]
-        if not refs or check_novelty(Path(it.record.candidate_dir), refs, threshold).is_new:
+        twin = any(
+            max(similarity(it.instruction, k.instruction), similarity(it.grading, k.grading)) >= threshold for k in kept
+        )
+        if not twin:
             kept.append(it)
     return kept
 
@@ -194,7 +206,10 @@ def main() -> None:
     ap.add_argument("--arms", default="A1,P1,P0,A0", help="comma-separated, run in this order per episode")
     ap.add_argument("--domain", default="terminal")
     ap.add_argument("--from", dest="from_path", type=Path, default=None, help="solve run dir or trials dir")
-    ap.add_argument("--out", type=Path, default=Path("runs/generation-yield"))
+    ap.add_argument("--out", type=Path, default=Path("runs/generation-yield"), help="episodes and candidates")
+    ap.add_argument(
+        "--items", type=Path, default=None, help="the results log (default OUT/items.jsonl); small, may be committed"
+    )
     ap.add_argument("--max-turns", type=int, default=15, help="A0: model calls per episode")
     ap.add_argument("--max-checks", type=int, default=3, help="A0: checks per episode")
     ap.add_argument("--repeats", type=int, default=3, help="validation: reference-solution runs")
@@ -210,15 +225,17 @@ def main() -> None:
     if unknown:
         sys.exit(f"--arms: unknown {unknown}; known: {', '.join(ARMS)}")
     args.out.mkdir(parents=True, exist_ok=True)
-    items_path = args.out / "items.jsonl"
+    items_path = args.items or args.out / "items.jsonl"
+    items_path.parent.mkdir(parents=True, exist_ok=True)
     items = load_items(items_path)
     if not args.report:
         run_items(args, arms, items, items_path)
         items = load_items(items_path)
     stats = report(items, arms, args)
     result = {"model": args.model, "domain": args.domain, "n_per_arm": args.n, "arms": stats, "command": sys.argv}
-    (args.out / "yield.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
-    print(f"wrote {args.out / 'yield.json'}")
+    summary = items_path.with_suffix(".summary.json")
+    summary.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(f"wrote {summary}")
 
 
 def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], items_path: Path) -> None:
@@ -248,7 +265,16 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
             )
             cpu0, t0 = _cpu(), time.perf_counter()
             (record,) = ProposeRun(args.out / arm / f"{i:03d}", backend, model, domain, config).run()
-            item = Item(arm=arm, index=i, record=record, cpu_sec=_cpu() - cpu0, wall_sec=time.perf_counter() - t0)
+            text, grading = fingerprint(record)
+            item = Item(
+                arm=arm,
+                index=i,
+                record=record,
+                cpu_sec=_cpu() - cpu0,
+                wall_sec=time.perf_counter() - t0,
+                instruction=text,
+                grading=grading,
+            )
             with items_path.open("a", encoding="utf-8") as f:
                 f.write(item.model_dump_json() + "\n")
             why = ", ".join(record.failed_checks) or "-"
