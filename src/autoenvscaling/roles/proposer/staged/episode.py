@@ -424,7 +424,7 @@ class _Episode:
             validator = TaskValidator(
                 self.backend,
                 self.runner.builder,
-                self.ctx.validation.model_copy(update={"repeats": 1}),
+                self.ctx.validation.model_copy(update={"repeats": 1, "network": False}),
                 self.episode_dir / "check" / "trials",
                 run_id=self.ctx.run_id,
             )

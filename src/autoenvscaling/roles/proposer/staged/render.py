@@ -72,7 +72,8 @@ def write_draft(
             "expectations": STAGED_MARKER,
             **({"lineage": lineage} if lineage else {}),
         },
-        "verifier": {"timeout_sec": 120},
+        # The tests read only the declared output: they run in a fresh container holding just that file.
+        "verifier": {"timeout_sec": 120, "environment_mode": "separate"},
         "agent": {"timeout_sec": 600},
         "environment": {"build_timeout_sec": 600, "cpus": 1, "memory_mb": 1024},
     }
