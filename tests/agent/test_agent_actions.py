@@ -39,6 +39,46 @@ def test_bash_block_next_to_other_fenced_blocks() -> None:
     assert (a.kind, a.command) == ("bash", "python3 s.py")
 
 
+def test_bash_block_several_blocks_runs_the_first_and_lists_the_rest() -> None:
+    reply = "Write, then check.\n```bash\necho x > f\n```\n```bash\ncat f\n```\n```sh\nwc -c f\n```"
+    a = parse("bash_block", reply)
+    assert (a.kind, a.command, a.skipped_blocks) == ("bash", "echo x > f", ["cat f", "wc -c f"])
+    assert a.thought == "Write, then check." and not a.deferred_submit
+
+
+def test_bash_block_several_blocks_and_submit_still_defers_the_submit() -> None:
+    a = parse("bash_block", "```bash\nmake\n```\n```bash\nmake test\n```\nsubmit")
+    assert (a.command, a.skipped_blocks, a.deferred_submit) == ("make", ["make test"], True)
+    a = parse("bash_block", "```bash\nmake\n```\n```bash\nsubmit\n```")  # a submit block is no skipped command
+    assert (a.command, a.skipped_blocks, a.deferred_submit) == ("make", [], True)
+
+
+def test_bash_block_empty_blocks_are_not_commands() -> None:
+    a = parse("bash_block", "```bash\n\n```\n```bash\nls\n```")
+    assert (a.command, a.skipped_blocks) == ("ls", [])
+
+
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [
+        # Backticks inside a heredoc do not close the block: only a fence alone on its line does.
+        ("```bash\ncat > f <<'EOF'\nx ```y``` z\nEOF\n```", "cat > f <<'EOF'\nx ```y``` z\nEOF"),
+        ("```bash\nprintf '```' > f\n```   \nok", "printf '```' > f"),  # spaces after the closing fence
+        ("```bash\necho a\n```", "echo a"),  # the fence ends the text
+        ("1. Write it:\n   ```bash\n   echo a\n   ```\n", "echo a"),  # indented under a list item
+    ],
+)
+def test_bash_block_closing_fence_alone_on_its_line(reply: str, command: str) -> None:
+    a = parse("bash_block", reply)
+    assert (a.kind, a.command, a.skipped_blocks) == ("bash", command, [])
+
+
+def test_bash_block_backticks_in_a_heredoc_do_not_start_a_second_block() -> None:
+    reply = "```bash\ncat > r.md <<'EOF'\nrun ```bash ls``` here\nEOF\n```\n```bash\ncat r.md\n```"
+    a = parse("bash_block", reply)
+    assert a.command == "cat > r.md <<'EOF'\nrun ```bash ls``` here\nEOF" and a.skipped_blocks == ["cat r.md"]
+
+
 def test_bash_block_sh_and_multiline() -> None:
     a = parse("bash_block", "```sh\ncd /app &&\n  make\n```")
     assert a.command == "cd /app &&\n  make"
@@ -48,8 +88,9 @@ def test_bash_block_sh_and_multiline() -> None:
     ("reply", "message"),
     [
         ("I think the answer is 4.", "no ```bash block found"),
-        ("```bash\nls\n```\n```bash\npwd\n```", "found 2 ```bash blocks"),
         ("```bash\n\n```", "block is empty"),
+        ("```bash\nls -la```", "block is not closed"),  # the fence must stand alone on its line
+        ("Run:\n```bash\ncat > f <<'EOF'\nhalf a file", "block is not closed"),  # cut off by max_tokens
         ("```python\nprint(1)\n```", "no ```bash block found"),
         ("the word submit inside a sentence", "no ```bash block found"),
     ],

@@ -99,7 +99,7 @@ def test_max_wall_also_caps_the_command_timeout(sandbox: Sandbox) -> None:
 def test_malformed_actions_then_recovery(sandbox: Sandbox) -> None:
     replies = [
         "I will just think about it.",
-        bash("echo one") + "\n" + bash("echo two"),
+        "```bash\necho cut off```",
         bash("echo fixed"),
         "submit",
     ]
@@ -108,8 +108,29 @@ def test_malformed_actions_then_recovery(sandbox: Sandbox) -> None:
     assert (result.exit_reason, result.format_errors, result.turns) == ("submitted", 2, 4)
     first, second = model.calls[1][-1], model.calls[2][-1]
     assert first.role == "user" and "no ```bash block found" in first.content
-    assert "found 2 ```bash blocks" in second.content
+    assert "block is not closed" in second.content
     assert "fixed" in model.calls[3][-1].content
+
+
+def test_several_blocks_run_the_first_and_say_the_others_did_not_run(sandbox: Sandbox, tmp_path: Path) -> None:
+    replies = [
+        bash("echo one > a.txt") + "\n" + bash("echo two > b.txt") + "\n" + bash("cat a.txt b.txt") + "\nsubmit",
+        bash("echo two > b.txt"),
+        "submit",
+    ]
+    agent, model = make_agent(replies, sandbox, tmp_path)
+    result = agent.run("task")
+    assert (result.exit_reason, result.format_errors, result.turns, agent.commands_run) == ("submitted", 0, 3, 2)
+    seen = model.calls[1][-1].content
+    assert "Exit code: 0" in seen
+    assert "Only the first ```bash block of your reply ran. The other 2 blocks were NOT run" in seen
+    assert "Your submission was not accepted" in seen  # a submit next to a command is still deferred
+    assert sandbox.exec("cat a.txt b.txt").stdout == "one\ntwo\n"
+    assert "NOT run" not in model.calls[2][-1].content
+    traj = read_trajectory(tmp_path / "agent" / "trajectory.json")
+    first = traj.steps[2]
+    assert first.tool_calls is not None and first.tool_calls[0].arguments == {"command": "echo one > a.txt"}
+    assert first.extra == {"deferred_submit": True, "skipped_blocks": 2}
 
 
 def test_too_many_format_errors(sandbox: Sandbox) -> None:

@@ -5,7 +5,9 @@ Chosen by name (``AgentConfig.action_format``):
 - ``tool_calls``: native ``message.tool_calls`` with the tools ``bash {command}`` and ``submit {}``. Small
   Qwen models ignore ``tools=`` and write the call as JSON in the content (bare, in a ```json fence, or in
   ``<tool_call>`` tags); that is parsed too.
-- ``bash_block``: exactly one ```bash fenced block per reply; a line that is just ``submit`` finishes.
+- ``bash_block``: a ```bash fenced block; a line that is just ``submit`` finishes. Of several blocks the first
+  runs and the observation says the others did not (``skipped_blocks``). A fence closes only on a line of its
+  own, so a heredoc may hold ``` text.
 - ``json``: JSON-schema constrained output ``{"thought", "action": "bash"|"submit", "command"}``.
 
 A dotted path ``package.module:Class`` selects a format defined elsewhere. One rule holds for every format: a
@@ -35,6 +37,7 @@ class Action(BaseModel):
     tool_call_id: str | None = None  # set when the action came from a native tool call (answer with role "tool")
     deferred_submit: bool = False  # the reply also asked to submit; refused this turn
     skipped_calls: list[ToolCall] = Field(default_factory=list)  # other native calls of the reply, not run
+    skipped_blocks: list[str] = Field(default_factory=list)  # other ```bash blocks of the reply, not run
 
 
 class ActionFormat(Protocol):
@@ -70,8 +73,11 @@ SUBMIT_TOOL = ToolSpec(
 
 _SUBMIT_LINE = re.compile(r"^\W*submit\W*$", re.IGNORECASE)
 # Any fenced block (its language tag in group 1), so a ```python block is consumed whole and its closing fence
-# is never mistaken for the opening of the next block.
-_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+# is never mistaken for the opening of the next block. The closing fence counts only alone on its line (spaces
+# around it allowed, as in a block indented under a list item): a ``` inside a heredoc (`x ```y``` z`) does not
+# cut the command.
+_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)^[ \t]*```[ \t]*$\n?", re.DOTALL | re.MULTILINE)
+_SHELL_OPENING = re.compile(r"```(?:bash|sh|shell)[ \t]*\n", re.IGNORECASE)
 _SHELL_TAGS = ("bash", "sh", "shell")
 _LEFTOVER = re.compile(r"```(?:json)?|</?tool_call>", re.IGNORECASE)
 
@@ -174,23 +180,22 @@ class BashBlockFormat:
         for block in blocks:
             if _SUBMIT_LINE.match(block.strip()):  # ```bash\nsubmit\n``` means submit too
                 submit = True
-            else:
+            elif block.strip():
                 commands.append(block.strip())
         thought = "\n".join(ln for ln in outside.splitlines() if not _SUBMIT_LINE.match(ln)).strip()
-        if len(commands) > 1:
-            raise FormatError(
-                f"found {len(commands)} ```bash blocks, but only one command runs per reply "
-                "(chain steps with && or write a script)."
+        if commands:  # the first block runs; the observation names the others as not run
+            return Action(
+                kind="bash", command=commands[0], thought=thought, deferred_submit=submit, skipped_blocks=commands[1:]
             )
-        if commands and commands[0]:
-            return Action(kind="bash", command=commands[0], thought=thought, deferred_submit=submit)
         if submit:
             return Action(kind="submit", thought=thought)
-        if commands:
+        if blocks:
             raise FormatError("the ```bash block is empty.")
         bare = _bare_command(text)
         if bare is not None:
             return Action(kind="bash", command=bare, thought="")
+        if _SHELL_OPENING.search(outside):
+            raise FormatError("the ```bash block is not closed: end it with ``` alone on its own line.")
         raise FormatError("no ```bash block found.")
 
 

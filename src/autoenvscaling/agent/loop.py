@@ -224,6 +224,7 @@ class Agent:
             ),
             sandbox_truncated=result.truncated,
             skipped_commands=sum(c.name != "submit" for c in action.skipped_calls),
+            skipped_blocks=len(action.skipped_blocks),
             deferred_submit=action.deferred_submit,
         )
         self.add_feedback(text, action)
@@ -233,7 +234,12 @@ class Agent:
             "duration_sec": result.duration_sec,
         }
         results = [ObservationResult(source_call_id=self.call_id(action), content=text, extra=facts)]
-        self.record(response, action, results, extra={"deferred_submit": True} if action.deferred_submit else None)
+        extra: dict[str, Any] = {}
+        if action.deferred_submit:
+            extra["deferred_submit"] = True
+        if action.skipped_blocks:
+            extra["skipped_blocks"] = len(action.skipped_blocks)
+        self.record(response, action, results, extra=extra or None)
 
     def on_format_error(self, response: ModelResponse, error: FormatError) -> None:
         self.format_errors += 1
