@@ -40,6 +40,8 @@ def write_task_command(test_sh: str) -> str:
     return "\n".join(
         [
             f"rm -rf {t}/environment/data && mkdir -p {t}/environment {t}/solution {t}/tests",
+            # The verifier's fresh container holds only the declared artifacts: declare the new output.
+            f'sed -i \'s#"/app/output.txt"#"/app/sum.txt"#\' {t}/task.toml',
             heredoc(f"{t}/instruction.md", INSTRUCTION),
             heredoc(f"{t}/environment/Dockerfile", DOCKERFILE),
             heredoc(f"{t}/environment/numbers.txt", NUMBERS),

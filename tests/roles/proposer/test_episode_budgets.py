@@ -1,4 +1,5 @@
-"""Budgets stop runaway episodes, and the best draft survives a later edit (fake sandbox: no Docker)."""
+"""Budgets stop runaway episodes, the best draft survives a later edit, a multi-block reply runs its first block
+(fake sandbox: no Docker)."""
 
 from __future__ import annotations
 
@@ -115,3 +116,19 @@ def test_submit_is_refused_before_the_first_check(tmp_path: Path, terminal_domai
     result = _run(tmp_path, terminal_domain, model, max_turns=5)
     assert (result.exit_reason, result.turns, result.checks_used) == ("submitted", 3, 1)
     assert "Submission refused: run `check` first" in model.calls[1][-1].content
+
+
+def test_a_write_and_check_reply_runs_the_write_and_says_the_check_did_not_run(
+    tmp_path: Path, terminal_domain: DomainContext
+) -> None:
+    write = bash(f"echo 'Count the lines of /app/data.txt.' > {DRAFT_DIR}/instruction.md")
+    model = ScriptedModel([f"{write}\n```bash\ncheck\n```\nsubmit", bash("check"), "submit"])
+    result = _run(tmp_path, terminal_domain, model, max_turns=5, max_checks=3)
+    assert (result.exit_reason, result.checks_used, result.turns) == ("submitted", 1, 3)
+    seen = model.calls[1][-1].content
+    assert "The other 1 block was NOT run: send it again" in seen and "submission was not accepted" in seen
+    final = tmp_path / "episode" / "final" / "agentic-000" / "instruction.md"
+    assert final.read_text() == "Count the lines of /app/data.txt.\n"
+    # The solution and tests are still the template's: a copy, answered without building anything.
+    assert "check 1/3: FAILED" in model.calls[2][-1].content
+    assert not (tmp_path / "episode" / "checks" / "01" / "trials").exists()

@@ -49,8 +49,10 @@ def test_agentic_episode_checks_fixes_and_submits_a_valid_task(
 
     first, tried, second = (model.calls[i][-1].content for i in (3, 5, 6))
     assert "check 1/3: FAILED" in first
-    assert "tests/test.sh finished without writing /logs/verifier/reward.txt" in first
-    assert "tests/test.sh: never writes /logs/verifier/reward.txt" in first  # the lint finding, with its file
+    # The first problem only (the lint finding, with its file), not the failed run that follows from it.
+    assert "Problem: tests/test.sh: never writes /logs/verifier/reward.txt" in first
+    assert "File to change: /workshop/task/tests/test.sh" in first
+    assert "finished without writing" not in first and "Checks left: 2 of 3" in first
     assert "3\n5\n7\n11" in tried and "without /tests and /solution" in tried
     assert "check 2/3: PASSED" in second
 

@@ -1,8 +1,10 @@
 """A validation report, rewritten as the compact feedback ``check`` returns to the proposer.
 
-One line per problem, each saying what is wrong *and the fix it implies*, then short log tails where they
-help (a failed build, the solution's output, the tests' output). Small models act on specific sentences
-("the do-nothing run scored 1: your tests pass before any work is done") far better than on check ids.
+Only the first failing check is described (in ``_ORDER``: the problem that hides the others first): what is
+wrong and the fix it implies, the draft file to change, and at most ``MAX_DETAIL`` lines of evidence (the
+failing test's expected vs got, or a log tail). Small models act on one specific sentence ("the do-nothing run
+scored 1: your tests pass before any work is done") far better than on a list of check ids, and every line of
+feedback stays in their context for the rest of the episode.
 """
 
 from __future__ import annotations
@@ -10,18 +12,23 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pydantic import BaseModel, Field, ValidationError
+
 from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, NoveltyResult
 from autoenvscaling.tasks import Finding, lint_task
 from autoenvscaling.tasks.dockerfile import parse_instructions
 from autoenvscaling.tasks.paths import CONTAINER_REWARD_TXT
 from autoenvscaling.validate import report as R
+from autoenvscaling.verify.results import TrialResult
 
+MAX_DETAIL = 5
 _TAIL_LINES = 8
 _LINE_CHARS = 200
 _STEP = re.compile(r"^Step (\d+)/\d+ : (.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _BUILD_NOISE = ("---> ", "Removing intermediate container", "Running in ")
 _NOTABLE_WARNINGS = ("relative-path-in-instruction", "grading-download", "test-script-no-shebang")
+_DOCKERFILE, _SOLVE, _TEST_SH = "environment/Dockerfile", "solution/solve.sh", "tests/test.sh"
 
 _FIXES: dict[str, str] = {
     R.BUILD_TIMEOUT: "the image build ran past [environment].build_timeout_sec: build less (fewer packages, "
@@ -38,10 +45,25 @@ _FIXES: dict[str, str] = {
     R.REWARD_INVALID: f"{CONTAINER_REWARD_TXT} did not hold a number: write exactly 1 (pass) or 0 (fail)",
     R.VERIFIER_TIMEOUT: "tests/test.sh ran past [verifier].timeout_sec: make the tests faster",
 }
+# The file each check points at, where it does not depend on the run (oracle and nop are worked out).
+_FILES: dict[str, str] = {
+    R.BUILD: _DOCKERFILE,
+    R.BUILD_TIMEOUT: _DOCKERFILE,
+    R.IMAGE_UNUSABLE: _DOCKERFILE,
+    R.LEAK_SOLUTION: _DOCKERFILE,
+    R.LEAK_TESTS: _DOCKERFILE,
+    R.LEAK_REWARD: _DOCKERFILE,
+    R.REWARD_MISSING: _TEST_SH,
+    R.REWARD_INVALID: _TEST_SH,
+    R.VERIFIER_TIMEOUT: _TEST_SH,
+    R.ORACLE_TIMEOUT: _SOLVE,
+    R.ORACLE_FLAKY: _SOLVE,
+}
 _ORDER = (
     "lint:",
     R.BUILD,
     R.BUILD_TIMEOUT,
+    R.IMAGE_UNUSABLE,
     "leak-",
     R.REWARD_MISSING,
     R.REWARD_INVALID,
@@ -54,13 +76,27 @@ _ORDER = (
 )
 
 
+class CheckFeedback(BaseModel):
+    """What one check tells the proposer: the verdict and, for a failure, the first problem only."""
+
+    passed: bool
+    problem: str = ""  # what is wrong and the fix it implies
+    files: list[str] = Field(default_factory=list)  # the draft files to change, relative to the task dir
+    detail: list[str] = Field(default_factory=list)  # at most MAX_DETAIL lines: expected vs got, a log tail
+    problems: int = 0  # failing checks in all; only the first is described
+    notes: list[str] = Field(default_factory=list)  # for a pass: warnings worth a look
+
+
 def _rank(check_id: str) -> int:
     return next((i for i, p in enumerate(_ORDER) if check_id.startswith(p)), len(_ORDER))
 
 
+def _cut(line: str) -> str:
+    return line if len(line) <= _LINE_CHARS else line[: _LINE_CHARS - 3] + "..."
+
+
 def _tail(text: str, n: int = _TAIL_LINES) -> list[str]:
-    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
-    return [ln if len(ln) <= _LINE_CHARS else ln[: _LINE_CHARS - 3] + "..." for ln in lines[-n:]]
+    return [_cut(ln.rstrip()) for ln in text.splitlines() if ln.strip()][-n:]
 
 
 def _read(path: Path) -> str:
@@ -98,39 +134,139 @@ def build_feedback(detail: str, dockerfile: str, findings: list[Finding], images
     return lines + [f"  | {ln}" for ln in _tail("\n".join(log), 6)]
 
 
-def _oracle_tails(trials_dir: Path, task_name: str) -> list[str]:
-    trial = trials_dir / f"{task_name}__oracle-1"
-    out: list[str] = []
-    solve = _tail(_read(trial / "agent" / "oracle.txt"))
-    if solve:
-        out += ["  solution/solve.sh output (last lines):", *(f"  | {ln}" for ln in solve)]
-    tests = _tail(_read(trial / "verifier" / "test-stdout.txt"))
-    if tests:
-        out += ["  tests/test.sh output (last lines):", *(f"  | {ln}" for ln in tests)]
-    return out
+# -- reading the oracle and nop trials -----------------------------------------------------------------------
+
+# /tests/test_x.py:5: or, relative to the directory pytest ran in, tests/test_x.py:5:
+_PYTEST_LOCATION = re.compile(r"^(?:[^\s:]*/)?tests/([^\s:]+\.py):(\d+):")
+_PYTEST_HEADER = re.compile(r"^_{3,} (.+?) _{3,}$")
+_PYTEST_SUMMARY = re.compile(r"^=*\s*\d+ (failed|passed|error)")
+_LITERAL = re.compile(r"""^(['"\d\[{(-]|b['"]|None$|True$|False$)""")
 
 
-def _check_lines(check: R.CheckResult, report: R.ValidationReport, trials_dir: Path) -> list[str]:
-    cid = check.id
+def expected_vs_got(source: str, error: str) -> str | None:
+    """``expected X, got Y`` from ``assert a == b`` when exactly one side of the source is a literal."""
+    src = source.removeprefix("assert ").split(",")[0]
+    err = error.removeprefix("AssertionError: ").removeprefix("assert ")
+    if src.count(" == ") != 1 or err.count(" == ") != 1 or not source.startswith("assert "):
+        return None
+    (left, right), (shown_left, shown_right) = src.split(" == "), err.split(" == ")
+    if _LITERAL.match(right.strip()) and not _LITERAL.match(left.strip()):
+        return f"expected {shown_right}, got {shown_left}"
+    if _LITERAL.match(left.strip()) and not _LITERAL.match(right.strip()):
+        return f"expected {shown_left}, got {shown_right}"
+    return None
+
+
+def pytest_failure(output: str) -> tuple[str | None, list[str]]:
+    """The first failing test of a pytest run: ``(tests/<file>, lines)`` with the test, the failing source line,
+    its error and expected vs got where it can be told; ``(None, [])`` when the output holds no failure."""
+    lines = output.splitlines()
+    start = next((i for i, ln in enumerate(lines) if _PYTEST_HEADER.match(ln.strip())), None)
+    if start is None:
+        return None, []
+    test = _PYTEST_HEADER.match(lines[start].strip())
+    body = lines[start + 1 :]
+    end = next((i for i, ln in enumerate(body) if _PYTEST_HEADER.match(ln.strip()) or ln.startswith("====")), None)
+    body = body[:end]
+    loc = next((m for ln in body if (m := _PYTEST_LOCATION.match(ln))), None)
+    source = next((ln[1:].strip() for ln in body if ln.startswith(">")), "")
+    first_e = next((i for i, ln in enumerate(body) if ln.startswith("E ")), None)
+    errors: list[str] = []
+    for ln in body[first_e:] if first_e is not None else []:
+        if not ln.startswith("E"):
+            break
+        text = ln[1:].strip()
+        if text and not text.startswith("+  where") and not text.startswith("+    where"):
+            errors.append(text)
+    file = f"tests/{loc.group(1)}" if loc else None
+    head = f"{test.group(1) if test else 'a test'} failed" + (f" at {file}:{loc.group(2)}" if loc else "")
+    verdict = expected_vs_got(source, errors[0]) if source and errors else None
+    out = [head] + ([f"> {source}"] if source else []) + [f"E {e}" for e in errors[: 1 if verdict else 2]]
+    out += [verdict] if verdict else []
+    summary = next((ln.strip("= ") for ln in reversed(lines) if _PYTEST_SUMMARY.match(ln)), None)
+    out += [summary] if summary else []
+    return file, [_cut(ln) for ln in out[:MAX_DETAIL]]
+
+
+def _solve_exit_code(trial: Path) -> int | None:
+    try:
+        result = TrialResult.model_validate_json(_read(trial / "result.json"))
+    except ValidationError:
+        return None
+    code = result.agent_result.metadata.get("exit_code") if result.agent_result else None
+    return code if isinstance(code, int) else None
+
+
+def _test_files(draft_dir: Path) -> list[str]:
+    tests = sorted(p.name for p in (draft_dir / "tests").glob("test_*.py")) if (draft_dir / "tests").is_dir() else []
+    return [f"tests/{t}" for t in tests] or [_TEST_SH]
+
+
+def _oracle(check: R.CheckResult, trial: Path) -> CheckFeedback:
+    code = _solve_exit_code(trial)
+    if code not in (None, 0):
+        return CheckFeedback(
+            passed=False,
+            problem=f"solution/solve.sh failed (exit code {code}), so the reference solution did not score 1: "
+            "make it run to the end in the image (try its steps with `try`)",
+            files=[_SOLVE],
+            detail=_tail(_read(trial / "agent" / "oracle.txt"), MAX_DETAIL),
+        )
+    tests_out = _read(trial / "verifier" / "test-stdout.txt")
+    file, detail = pytest_failure(tests_out)
+    target = file or _TEST_SH
+    return CheckFeedback(
+        passed=False,
+        problem=f"the reference solution did not score 1 ({check.detail}): make {target} expect exactly what "
+        "solution/solve.sh produces (run its steps with `try` to see it), or fix the solution",
+        files=[target],
+        detail=detail or _tail(tests_out, MAX_DETAIL),
+    )
+
+
+def _nop(check: R.CheckResult, trial: Path, draft_dir: Path) -> CheckFeedback:
+    return CheckFeedback(
+        passed=False,
+        problem=f"the do-nothing run scored {check.detail.removeprefix('reward ')}: your tests pass before any "
+        "work is done; make them check the result the instruction asks for",
+        files=_test_files(draft_dir)[:1],
+        detail=_tail(_read(trial / "verifier" / "test-stdout.txt"), 2),
+    )
+
+
+def _describe(
+    check: R.CheckResult, report: R.ValidationReport, draft_dir: Path, trials_dir: Path, findings: list[Finding]
+) -> CheckFeedback:
+    """One failing check as a problem, the file to change and its evidence."""
+    cid, file = check.id, _FILES.get(check.id)
+    if cid.startswith("lint:"):
+        f = next((f for f in findings if f.severity == "error" and f"lint:{f.rule}" == cid), None)
+        if f is not None:
+            return CheckFeedback(passed=False, problem=f"{_where(f)}: {f.message}", files=[f.file])
     if cid == R.ORACLE:
-        return [
-            f"the reference solution did not score 1 ({check.detail}): run solution/solve.sh's steps with "
-            "`try` and make tests/test_*.py expect exactly what the solution produces",
-            *_oracle_tails(trials_dir, report.task_name),
-        ]
+        return _oracle(check, trials_dir / f"{report.task_name}__oracle-1")
     if cid == R.NOP:
-        return [
-            f"the do-nothing run scored {check.detail.removeprefix('reward ')}: your tests pass before any work "
-            "is done; make them check the result the instruction asks for"
-        ]
+        return _nop(check, trials_dir / f"{report.task_name}__nop", draft_dir)
+    trial = trials_dir / f"{report.task_name}__oracle-1"
     if cid == R.REWARD_MISSING:
-        return [
+        problem = (
             f"tests/test.sh finished without writing {CONTAINER_REWARD_TXT}: end it with `echo 1 > "
             f"{CONTAINER_REWARD_TXT}` when the tests pass, else `echo 0 > {CONTAINER_REWARD_TXT}`"
-        ]
+        )
+        return CheckFeedback(
+            passed=False,
+            problem=problem,
+            files=[_TEST_SH],
+            detail=_tail(_read(trial / "verifier" / "test-stdout.txt"), 3),
+        )
+    if cid == R.ORACLE_TIMEOUT:
+        return CheckFeedback(
+            passed=False, problem=_FIXES[cid], files=[_SOLVE], detail=_tail(_read(trial / "agent" / "oracle.txt"), 3)
+        )
     if cid in _FIXES:
-        return [_FIXES[cid]]
-    return [f"{R.describe_check(cid)}: {check.detail}" if check.detail else R.describe_check(cid)]
+        return CheckFeedback(passed=False, problem=_FIXES[cid], files=[file] if file else [])
+    problem = f"{R.describe_check(cid)}" + (f": {check.detail.splitlines()[0]}" if check.detail.strip() else "")
+    return CheckFeedback(passed=False, problem=_cut(problem), files=[file] if file else [])
 
 
 def render_feedback(
@@ -139,35 +275,50 @@ def render_feedback(
     trials_dir: Path,
     *,
     images: list[str],
-    novelty: NoveltyResult | None = None,
     skipped: list[str] | None = None,
-) -> tuple[bool, list[str]]:
-    """``(passed, lines)``: the check's verdict for the proposer and its compact report."""
+) -> CheckFeedback:
+    """The check's verdict for the proposer: passed, or the first failing check (by ``_ORDER``) alone."""
+    skipped_notes = [f"not copied out: {s}" for s in skipped or []]
     if report.verdict == R.Verdict.ERROR:
-        return False, [f"the check could not run (not your draft's fault, or an unreadable draft): {report.error}"]
-    findings = lint_task(draft_dir, known_images=images)
-    dockerfile = _read(draft_dir / "environment" / "Dockerfile")
-    lines: list[str] = []
-    failed = sorted((c for c in report.checks if not c.passed), key=lambda c: _rank(c.id))
-    lint_errors = [f for f in findings if f.severity == "error"]
-    for f in lint_errors:
-        lines.append(f"{_where(f)}: {f.message}")
-    for c in failed:
-        if c.id.startswith("lint:"):
-            continue
-        if c.id in (R.BUILD, R.BUILD_TIMEOUT):
-            lines += build_feedback(c.detail, dockerfile, findings, images) if c.id == R.BUILD else [_FIXES[c.id]]
-        elif c.id == R.ORACLE and R.REWARD_MISSING in report.failed_checks:
-            continue  # follows from the missing reward, already said
-        else:
-            lines += _check_lines(c, report, trials_dir)
-    if novelty is not None and not novelty.is_new:
-        lines.append(
-            f"your draft is still nearly the same task as {novelty.duplicate_of} (similarity: instruction "
-            f"{novelty.instruction_similarity:.2f}, solution + tests {novelty.grading_similarity:.2f}): make a NEW "
-            "task, with its own instruction, data, solution and tests that check what the instruction asks"
+        return CheckFeedback(
+            passed=False,
+            problem=f"the check could not run (not your draft's fault, or an unreadable draft): {report.error}",
+            problems=1,
+            detail=skipped_notes[:MAX_DETAIL],
         )
-    passed = not failed and not lint_errors and (novelty is None or novelty.is_new)
-    notes = [f"note: {_where(f)}: {f.message}" for f in findings if f.rule in _NOTABLE_WARNINGS]
-    notes += [f"note: not copied out: {s}" for s in skipped or []]
-    return passed, list(dict.fromkeys(lines + notes))  # the oracle and nop runs often fail alike: say it once
+    findings = lint_task(draft_dir, known_images=images)
+    failed = sorted((c for c in report.checks if not c.passed), key=lambda c: _rank(c.id))
+    if any(c.id == R.REWARD_MISSING for c in failed):  # the oracle's failure follows from it: not a problem of its own
+        failed = [c for c in failed if c.id != R.ORACLE]
+    if not failed:
+        notes = [f"{_where(f)}: {f.message}" for f in findings if f.rule in _NOTABLE_WARNINGS]
+        return CheckFeedback(passed=True, notes=notes + skipped_notes)
+    first = failed[0]
+    if first.id == R.BUILD:
+        lines = build_feedback(first.detail, _read(draft_dir / _DOCKERFILE), findings, images)
+        heads = [ln for ln in lines if not ln.startswith("  | ")]
+        logs = [ln.removeprefix("  | ") for ln in lines if ln.startswith("  | ")]
+        keep = max(0, MAX_DETAIL - len(heads) + 1)  # the log's end holds the error
+        detail = heads[1:] + (logs[-keep:] if keep else [])
+        feedback = CheckFeedback(passed=False, problem=heads[0], files=[_DOCKERFILE], detail=detail)
+    else:
+        feedback = _describe(first, report, draft_dir, trials_dir, findings)
+    # Files left out of the copy explain many failures: said first, then the evidence, within the cap.
+    detail = (skipped_notes + feedback.detail)[:MAX_DETAIL]
+    return feedback.model_copy(update={"problems": len(failed), "detail": detail})
+
+
+def novelty_feedback(novelty: NoveltyResult, draft_dir: Path, threshold: float) -> CheckFeedback:
+    """A draft that is still a copy of a reference: said before any build, with the parts to make new."""
+    files = ["instruction.md"] if novelty.instruction_similarity >= threshold else []
+    if novelty.grading_similarity >= threshold:
+        files += [_SOLVE, *_test_files(draft_dir)[:1]]
+    return CheckFeedback(
+        passed=False,
+        problem=f"your draft is still nearly the same task as {novelty.duplicate_of} (similarity: instruction "
+        f"{novelty.instruction_similarity:.2f}, solution + tests {novelty.grading_similarity:.2f}): make a NEW "
+        "task, with its own instruction, data, solution and tests that check what the instruction asks",
+        files=files,
+        detail=["nothing was built or run: a copy is not checked further"],
+        problems=1,
+    )

@@ -1,13 +1,16 @@
 """The harness-side tools of a proposer episode: ``check`` and ``try``, and the best draft seen.
 
 Both copy ``/workshop/task`` out first (regular files only, see ``workshop``); the harness then does the
-Docker work the workshop cannot: ``check`` runs the real validator (lint, build, oracle x K, nop, leakage)
-on the snapshot, ``try`` runs one command in a fresh, network-less container of the draft's image.
+Docker work the workshop cannot: ``check`` first compares the snapshot with the references (a near-copy is
+answered at once, without Docker), then runs the real validator (lint, build, oracle x K, nop, leakage) and
+answers with the first failing check only (see ``feedback``); ``try`` runs one command in a fresh,
+network-less container of the draft's image.
 
 Episode dir::
 
     checks/<nn>/<task-id>/     the draft as checked (a Harbor task dir)
-    checks/<nn>/report.json    the ValidationReport;  checks/<nn>/feedback.txt  what the proposer read
+    checks/<nn>/report.json    the ValidationReport (none when the draft was still a copy: nothing ran)
+    checks/<nn>/feedback.txt   what the proposer read
     checks/<nn>/trials/        the validator's trial dirs
 """
 
@@ -21,9 +24,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from autoenvscaling.errors import AutoEnvError
-from autoenvscaling.roles.proposer.feedback import render_feedback
-from autoenvscaling.roles.proposer.novelty import check_novelty
-from autoenvscaling.roles.proposer.workshop import DraftCopy, Workshop
+from autoenvscaling.roles.proposer.feedback import MAX_DETAIL, CheckFeedback, novelty_feedback, render_feedback
+from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, check_novelty
+from autoenvscaling.roles.proposer.workshop import DRAFT_DIR, DraftCopy, Workshop
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend, SandboxError
 from autoenvscaling.tasks import TaskFormatError, load_task
 from autoenvscaling.tasks.model import task_content_hash
@@ -110,51 +113,68 @@ class DraftTools:
 
     # -- check -----------------------------------------------------------------------------------------
     def check(self) -> ToolOutput:
+        """Validate a snapshot of the draft. A near-copy of a reference is told so before any Docker work: it
+        costs a check but no build and no container runs."""
         index = len(self.checks) + 1
         check_dir = self.episode_dir / "checks" / f"{index:02d}"
         shutil.rmtree(check_dir, ignore_errors=True)
         started = time.perf_counter()
         copy = self.snapshot(check_dir)
+        digest: str | None = None
         if not copy.ok:
-            passed, lines, failed, digest = False, [copy.error or "the draft could not be copied out"], ["copy"], None
+            problem = copy.error or "the draft could not be copied out"
+            feedback, failed = CheckFeedback(passed=False, problem=problem, problems=1), ["copy"]
         else:
-            validator = TaskValidator(
-                self.backend, self.builder, self.validation, check_dir / "trials", run_id=self.run_id
-            )
-            report = validator.validate(copy.path)
-            novelty = check_novelty(copy.path, self.references, self.config.novelty_threshold)
-            passed, lines = render_feedback(
-                report, copy.path, check_dir / "trials", images=self.images, novelty=novelty, skipped=copy.skipped
-            )
-            (check_dir / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
-            failed = list(report.failed_checks) + ([] if novelty.is_new else ["duplicate-of-example"])
             digest = task_content_hash(copy.path)
+            novelty = check_novelty(copy.path, self.references, self.config.novelty_threshold)
+            if novelty.is_new:
+                feedback, failed = self._validate(copy, check_dir)
+            else:
+                feedback = novelty_feedback(novelty, copy.path, self.config.novelty_threshold)
+                failed = [DUPLICATE_CHECK]
         record = CheckRecord(
             index=index,
             draft_dir=copy.path,
             content_hash=digest,
-            passed=passed,
+            passed=feedback.passed,
             failed_checks=failed,
             wall_sec=time.perf_counter() - started,
         )
         self.checks.append(record)
-        text = self._check_text(record, lines)
+        text = self._check_text(record, feedback)
         (check_dir / "feedback.txt").write_text(text + "\n", encoding="utf-8")
-        return ToolOutput(text=text, ok=passed)
+        return ToolOutput(text=text, ok=feedback.passed)
 
-    def _check_text(self, record: CheckRecord, lines: list[str]) -> str:
-        left = self.checks_left
+    def _validate(self, copy: DraftCopy, check_dir: Path) -> tuple[CheckFeedback, list[str]]:
+        """The real validator on the snapshot (build, reference solution, do-nothing run, leaks)."""
+        validator = TaskValidator(self.backend, self.builder, self.validation, check_dir / "trials", run_id=self.run_id)
+        report = validator.validate(copy.path)
+        (check_dir / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        feedback = render_feedback(report, copy.path, check_dir / "trials", images=self.images, skipped=copy.skipped)
+        return feedback, list(report.failed_checks)
+
+    def _check_text(self, record: CheckRecord, feedback: CheckFeedback) -> str:
+        """PASSED with its notes, or the first problem, the file to change, its evidence and the budget."""
         budget = f"check {record.index}/{self.config.max_checks}"
         if record.passed:
             head = (
                 f"{budget}: PASSED. It builds, solution/solve.sh scores 1, doing nothing scores 0, nothing leaks. "
                 "Reply `submit` to hand it in (or improve it and check again)."
             )
+            lines = [head, *(f"- note: {n}" for n in feedback.notes)]
         else:
-            problems = sum(not ln.startswith(("  ", "note:")) for ln in lines)
-            head = f"{budget}: FAILED, {problems} problem(s). Fix them in /workshop/task, then check again."
-        tail = [] if left > 0 else ["That was your last check: reply `submit` now."]
-        return "\n".join([head, *(f"- {ln}" if not ln.startswith("  ") else ln for ln in lines), *tail])
+            more = f" ({feedback.problems} problems; the first one is shown)" if feedback.problems > 1 else ""
+            lines = [f"{budget}: FAILED{more}.", f"Problem: {feedback.problem}"]
+            if feedback.files:
+                label = "File to change" if len(feedback.files) == 1 else "Files to change"
+                lines.append(f"{label}: {', '.join(f'{DRAFT_DIR}/{f}' for f in feedback.files)}")
+            lines += [f"  | {ln}" for ln in feedback.detail[:MAX_DETAIL]]
+        left = self.checks_left
+        if left <= 0:
+            lines.append("That was your last check: reply `submit` now.")
+        elif not record.passed:
+            lines.append(f"Checks left: {left} of {self.config.max_checks}. Fix this, then run `check` again.")
+        return "\n".join(lines)
 
     def no_checks_left(self) -> ToolOutput:
         return ToolOutput(
