@@ -10,7 +10,7 @@ from typing import Any
 
 import docker.errors
 import pytest
-from conftest import MakeTask
+from hostile import MakeTask
 
 from autoenvscaling.images.catalog import BASE_IMAGE
 from autoenvscaling.sandbox.base import BuildError, BuildSpec, ExecResult, ImageUnusableError, SandboxError, SandboxSpec

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MakeTask
+from hostile import MakeTask
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.pool.storage import stage_copy

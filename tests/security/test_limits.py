@@ -8,7 +8,7 @@ from pathlib import Path
 
 import docker
 import pytest
-from conftest import MakeTask
+from hostile import MakeTask
 
 from autoenvscaling.images.catalog import BASE_IMAGE
 from autoenvscaling.sandbox.base import Sandbox, SandboxSpec

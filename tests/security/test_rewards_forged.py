@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MakeTask
+from hostile import MakeTask
 
 from autoenvscaling.images.catalog import BASE_IMAGE
 from autoenvscaling.sandbox.docker import DockerBackend

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MakeTask
+from hostile import MakeTask
 
 from autoenvscaling.sandbox.fake import FakeBackend, FakeCall, FakeSandbox
 from autoenvscaling.tasks import load_task

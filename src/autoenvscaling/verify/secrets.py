@@ -15,7 +15,7 @@ from pathlib import Path
 
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
-_MIN_SECRET_LEN = 8  # shorter values (a "1", a "true") would scrub ordinary output
+_MIN_SECRET_LEN = 12  # shorter values (a "1", a "true") would scrub ordinary output
 _MAX_SCRUB_FILE = 64 * 1024 * 1024
 REDACTED = "[redacted]"
 

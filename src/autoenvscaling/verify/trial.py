@@ -267,8 +267,10 @@ class TrialRunner:
                                 result.exception_info = ExceptionInfo.from_exception(e)
             result.finished_at = utcnow()
             scrub_tree(paths.root, self._secrets)
-            write_json_atomic(paths.result, scrub_text(result.model_dump_json(indent=2), self._secrets))
-        return result
+            text = scrub_text(result.model_dump_json(indent=2), self._secrets)
+            write_json_atomic(paths.result, text)
+        # What callers see (reports, proposer feedback) is the scrubbed record too.
+        return TrialResult.model_validate_json(text) if self._secrets else result
 
     def _agent_phases(
         self,
