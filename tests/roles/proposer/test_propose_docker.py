@@ -94,3 +94,39 @@ def test_prompt_only_valid_broken_and_unparseable(
     assert "ini-to-json" in traj.steps[1].message  # the example, inlined
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["by_verdict"] == {"valid": 1, "invalid": 1, "no-candidate": 1}
+
+
+def test_the_progress_line_never_calls_a_copy_of_an_example_valid(
+    tmp_path: Path, backend: DockerBackend, terminal_domain: DomainContext
+) -> None:
+    example = terminal_domain.examples[0]
+
+    def files(sub: str) -> list[dict[str, str]]:
+        root = example / sub
+        return [
+            {"path": p.relative_to(root).as_posix(), "content": p.read_text()}
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name not in ("Dockerfile", "test.sh")
+        ]
+
+    copy = {
+        "name": "copy",
+        "description": "",
+        "difficulty": "easy",
+        "instruction": (example / "instruction.md").read_text(),
+        "dockerfile": (example / "environment" / "Dockerfile").read_text(),
+        "environment_files": files("environment"),
+        "solve_sh": (example / "solution" / "solve.sh").read_text(),
+        "test_sh": (example / "tests" / "test.sh").read_text(),
+        "test_files": files("tests"),
+    }
+    seen: list[tuple[str, list[str]]] = []
+    run = ProposeRun(
+        tmp_path / "out", backend, ScriptedModel([json.dumps(copy)]), terminal_domain, ProposeConfig(mode="prompt")
+    )
+    (record,) = run.validate(
+        run.generate(), on_validated=lambda r: seen.append((r.verdict.value, list(r.failed_checks)))
+    )
+    assert record.validation.verdict == "valid"  # the validator alone cannot tell a copy
+    assert record.verdict == "invalid" and "duplicate-of-example" in record.failed_checks
+    assert seen == [("invalid", ["duplicate-of-example"])]
