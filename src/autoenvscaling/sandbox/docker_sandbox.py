@@ -38,7 +38,7 @@ KEPT_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGI
 # Engine messages that mean the image itself cannot host a sandbox (the task's fault, not ours).
 _IMAGE_FAULTS = re.compile(
     r"unable to find (user|group)|no matching entries in (passwd|group) file|executable file not found"
-    r"|exec format error|no such file or directory",
+    r'|exec format error|exec: "[^"]*": (stat [^:]*: )?no such file or directory',
     re.IGNORECASE,
 )
 

@@ -64,7 +64,7 @@ class FakeBackend:
         self.images: set[str] = set(catalog_names() if images is None else images)
         self.handlers: list[tuple[re.Pattern[str], Handler]] = [
             # The verifier's process bookkeeping (verify/processes.py): the fake runs no processes to end.
-            (re.compile(r"^read -r __up __idle < /proc/uptime"), lambda sb, call: ExecResult(stdout="aes-uptime:0\n")),
+            (re.compile(r"^read -r __up __idle"), lambda sb, call: ExecResult(stdout="aes-uptime:0\n")),
             (re.compile(r"^# aes:end-agent-processes"), lambda sb, call: None),
         ]
         self.sandboxes: list[FakeSandbox] = []

@@ -34,7 +34,10 @@ _DIED_NOTE = "\n[the shell running this command was killed; a new one will run t
 _KILL_GRACE_SEC = 5.0  # after a kill, how long we wait for the shell to report the end
 _START_TIMEOUT_SEC = 30.0
 _READY = b"\x1eaes:ready\x1e"
-_NO_BASH = re.compile(r"executable file not found|no such file or directory|unable to find user", re.IGNORECASE)
+_NO_BASH = re.compile(
+    r'executable file not found|exec: "[^"]*": (stat [^:]*: )?no such file or directory|unable to find user',
+    re.IGNORECASE,
+)
 
 # A read-eval loop under `bash -c`: error messages then read "bash: line N: ..." with the command's own line
 # numbers, as they would under `bash -c CMD`. `set -m` gives each background job its own process group.

@@ -45,16 +45,16 @@ exit 1
 )
 
 
-def agent_phase_mark(sandbox: Sandbox) -> int:
-    """The kernel clock now (in /proc/PID/stat ticks), read in the sandbox as root."""
-    res = sandbox.exec(MARK_CMD, timeout=30, user="0")
+def agent_phase_mark(sandbox: Sandbox, before: str = "") -> int:
+    """The kernel clock now (in /proc/PID/stat ticks), read in the sandbox as root (after ``before``, if given)."""
+    res = sandbox.exec(f"{before} && {MARK_CMD}" if before else MARK_CMD, timeout=30, user="0")
     for word in res.stdout.split():
         if word.startswith("aes-uptime:"):
             try:
                 return int(float(word.removeprefix("aes-uptime:")) * _TICKS_PER_SEC)
             except ValueError:
                 break
-    raise SandboxError(f"cannot read the sandbox's clock (/proc/uptime): {res.output.strip()[-200:]}")
+    raise SandboxError(f"cannot prepare the sandbox (/logs, /proc/uptime): {res.output.strip()[-200:]}")
 
 
 def end_agent_processes(sandbox: Sandbox, mark: int) -> None:

@@ -248,8 +248,7 @@ class TrialRunner:
             with _timed(result.environment_setup):
                 sandbox = self._sandbox(task, trial_dir, prewarm_next)
                 sandboxes.append(sandbox)
-                sandbox.exec(_MKDIR_LOGS, timeout=30, user="0")
-                mark = agent_phase_mark(sandbox)
+                mark = agent_phase_mark(sandbox, before=_MKDIR_LOGS)
             self._agent_phases(task, agent, sandbox, paths, result, agent_timeout_sec, sandboxes)
             if result.exception_info is None or result.exception_info.exception_type == "AgentTimeoutError":
                 self._verify(task, sandbox, mark, paths, result, sandboxes)
