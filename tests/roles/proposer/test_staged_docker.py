@@ -151,3 +151,25 @@ def test_when_the_model_never_says_ok_the_first_clean_solution_is_kept(tmp_path:
     assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"
     log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
     assert log["repairs"] == 1 and [d.split(":")[0] for d in log["decisions"]] == ["fix_solution", "fix_solution"]
+
+
+def test_solution_first_writes_the_instruction_from_the_real_output(tmp_path: Path, backend: DockerBackend) -> None:
+    replies = [json.dumps(IDEA), GOOD, INSTRUCTION, OK]
+    solver = ("```bash\ngrep -c 404 /app/data/access.log > /app/count404.txt\n```", "submit")
+    record, model = _run(tmp_path, backend, replies, solver, proposer={"staged": {"order": "solution_first"}})
+    assert record.verdict == "valid", record
+    describe = model.calls[2][-1].content
+    assert "It wrote /app/count404.txt, which starts like this:\n2" in describe and "grep -c" in describe
+    assert (Path(record.candidate_dir or "") / "instruction.md").read_text().startswith("Count the requests")
+
+
+def test_an_instruction_that_gives_the_answer_away_is_rejected(tmp_path: Path, backend: DockerBackend) -> None:
+    idea = {**IDEA, "output_file": "/app/paths.txt"}
+    solve = "```bash\nprintf '10.0.0.2 GET /missing\\n10.0.0.3 GET /missing\\n' > /app/paths.txt\n```"
+    leaky = (
+        "Write these lines to /app/paths.txt from /app/data/access.log: 10.0.0.2 GET /missing and 10.0.0.3 GET /missing"
+    )
+    record, _ = _run(
+        tmp_path, backend, [json.dumps(idea), solve, leaky, OK], proposer={"staged": {"order": "solution_first"}}
+    )
+    assert record.verdict == "no-candidate" and record.failed_checks == ["answer-in-instruction"]

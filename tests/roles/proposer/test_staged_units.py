@@ -10,7 +10,12 @@ import pytest
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.novelty import grading_text
 from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json
-from autoenvscaling.roles.proposer.staged.episode import Decision, findings_from_digest, looks_like_prose
+from autoenvscaling.roles.proposer.staged.episode import (
+    Decision,
+    answer_in_instruction,
+    findings_from_digest,
+    looks_like_prose,
+)
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.parents import copied_files, load_parent, parent_candidates, worked_example
 from autoenvscaling.roles.proposer.staged.record import (
@@ -189,3 +194,21 @@ def test_inputs_are_the_files_the_dockerfile_copies(tmp_path: Path) -> None:
         "FROM autoenv/terminal:latest\nWORKDIR /app\nCOPY logs/ /app/logs/\nCOPY seed.csv data/\nCOPY ../x /y\n"
     )
     assert copied_files(env, dockerfile) == {"/app/logs/a.log": "logs/a.log", "/app/data/seed.csv": "seed.csv"}
+
+
+@pytest.mark.parametrize(
+    ("instruction", "leaks"),
+    [
+        ("Write the number of 404 lines to /app/n.txt.", False),
+        ("Write 404 2 and 500 1 to /app/e.txt.", False),  # short lines: cannot tell a leak from a spec
+        ("List the paths, e.g. /srv/data/a/report.txt and /srv/data/b/report.txt, in /app/p.txt.", True),
+        ("Write exactly: total requests served today in /app/t.txt", True),
+    ],
+)
+def test_an_instruction_must_not_hold_the_recorded_answer(instruction: str, leaks: bool) -> None:
+    outputs = {
+        "/app/p.txt": "/srv/data/a/report.txt\n/srv/data/b/report.txt\n/srv/data/c/report.txt\n",
+        "/app/t.txt": "total requests served today\n",
+        "/app/e.txt": "404 2\n500 1\n",
+    }
+    assert (answer_in_instruction(instruction, outputs) is not None) is leaks

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoenvscaling.roles.proposer.staged.calls import StageSampling
@@ -11,6 +13,11 @@ class StagedConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_calls: int = Field(default=12, ge=1, description="model calls per episode")
+    order: Literal["solution_first", "instruction_first"] = Field(
+        default="instruction_first",
+        description="instruction_first: instruction, then a solution for it; solution_first: a script, then the "
+        "instruction that describes what it wrote",
+    )
     max_wall_sec: float | None = Field(default=1800.0, gt=0, description="the episode's wall clock")
     solution_samples: int = Field(default=3, ge=1, description="solve.sh attempts (fresh samples and repairs)")
     max_repairs: int = Field(default=1, ge=0, description="fix_* decisions acted on")

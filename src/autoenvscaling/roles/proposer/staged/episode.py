@@ -41,6 +41,7 @@ from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import BudgetSpent, StageCaller, fenced_or_plain, parse_json
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
+from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.parents import Parent
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import (
@@ -60,6 +61,7 @@ from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
 
 STAGED_AGENT = "autoenv-proposer-staged"
 IDEA_UNPARSEABLE = "idea-unparseable"
+ANSWER_IN_INSTRUCTION = "answer-in-instruction"
 NO_SOLUTION = "no-working-solution"
 NOT_NEW = DUPLICATE_CHECK
 _MAX_DATA_LINES = 80
@@ -140,6 +142,20 @@ def _clip_data(text: str) -> str:
     return "\n".join(lines)
 
 
+def answer_in_instruction(instruction: str, outputs: dict[str, str]) -> str | None:
+    """Why the instruction gives the recorded answer away, or None: the whole output (8+ characters), or two
+    or more of its lines (8+ characters each), appear in it verbatim."""
+    words = " ".join(instruction.split())
+    for path, text in outputs.items():
+        lines = [ln for ln in normalized(text) if len(ln) >= 8]
+        whole = " ".join(" ".join(normalized(text)).split())
+        if len(whole) >= 8 and whole in words:
+            return f"the instruction contains the whole expected content of {path}"
+        if len(lines) >= 2 and sum(ln in words for ln in lines) >= 2:
+            return f"the instruction quotes lines of the expected {path}"
+    return None
+
+
 def looks_like_prose(text: str) -> bool:
     """An instruction is sentences, not a shell line or a bare path: 8+ words, letters mostly."""
     words = text.split()
@@ -192,6 +208,7 @@ class _Episode:
         self.compare: Compare = "exact"
         self.parent_block = prompts.render("staged/parent.j2", parent=ctx.parent)
         self.draft_no = 0
+        self.last_run: rec.SolutionRun | None = None
 
     # -- helpers ------------------------------------------------------------------------------------------
     @property
@@ -341,6 +358,7 @@ class _Episode:
             self.caller.note("observe", text)
             self.log.observations.append(text)
             return text, (rec.DRAFT_BUILD, text)
+        self.last_run = run
         text = rec.describe_run(run)
         self.caller.note("observe", text)
         self.log.observations.append(text)
@@ -391,6 +409,76 @@ class _Episode:
             else:
                 self.ask_solution()
 
+    def ask_solution_first(self, previous: str = "", problem: str = "") -> None:
+        assert self.log.idea is not None
+        reply = self.caller.ask(
+            "solution",
+            "solution_first.j2",
+            max_tokens=self.config.sampling.solution_max_tokens,
+            parent_block=self.parent_block,
+            idea=self.log.idea,
+            inputs=self.input_heads(),
+            previous=previous,
+            problem=problem,
+            output_file=self.output,
+        )
+        self.files.solve_sh = fenced_or_plain(reply)
+
+    def ask_describe(self) -> None:
+        """The instruction, written from the script and the output it really produced."""
+        assert self.log.idea is not None and self.last_run is not None
+        text = self.last_run.outputs.get(self.output) or ""
+        lines = text.splitlines()
+        head = "\n".join(ln[:160] for ln in lines[:8]) + (
+            f"\n... ({len(lines)} lines in all)" if len(lines) > 8 else ""
+        )
+        for _ in range(2):
+            reply = self.caller.ask(
+                "instruction",
+                "describe.j2",
+                max_tokens=self.config.sampling.instruction_max_tokens,
+                idea=self.log.idea,
+                inputs=self.input_heads(),
+                solve_sh=self.files.solve_sh,
+                output_file=self.output,
+                output_head=head,
+            )
+            candidate = fenced_or_plain(reply).strip()
+            if looks_like_prose(candidate):
+                self.files.instruction = _ensure_output_named(candidate, self.output)
+                return
+        inputs = list(self.ctx.parent.inputs)
+        source = f"The input is {', '.join(inputs)}. " if inputs else ""
+        self.files.instruction = f"{self.log.idea.change}\n{source}Write the result to {self.output}."
+        self.caller.note("instruction", "the instruction is the idea's sentence (no usable reply)")
+
+    def solution_first_loop(self) -> bool:
+        """Code first, words after: a script that runs cleanly, then the instruction that describes what it
+        wrote (a coder model explains code it sees more reliably than it writes code to match vague words)."""
+        self.ask_solution_first()
+        attempts = 1
+        while True:
+            self.log.solution_attempts = attempts
+            observation, problem = self.observe()
+            if problem is None:
+                break
+            self.log.guard, self.log.guard_detail = problem
+            if attempts >= self.config.solution_samples:
+                return False
+            attempts += 1
+            if attempts % 2 == 0:
+                self.ask_solution_first(self.files.solve_sh, problem[1])
+            else:
+                self.ask_solution_first()
+        self.log.guard, self.log.guard_detail = None, ""
+        self.ask_describe()
+        decision = self.ask_decision(observation)
+        self.log.decisions.append(f"{decision.decision}: {decision.reason}"[:300])
+        if decision.decision == "fix_instruction" and self.config.max_repairs > 0:
+            self.log.repairs += 1
+            self.ask_describe()
+        return True
+
     def finish(self, result: GenerationResult, candidate_dir: Path, *, check: bool) -> None:
         """Record, novelty, check, submit: the steps both staged arms share."""
         self.log.guard, self.log.guard_detail = None, ""
@@ -402,6 +490,12 @@ class _Episode:
             self.log.guard, self.log.guard_detail = recording.check, recording.detail
             self.caller.note("record", f"not recorded: {recording.check}: {recording.detail}")
             result.failed_checks = [recording.check or "record"]
+            return
+        leak = answer_in_instruction(self.files.instruction, recording.outputs)
+        if leak:
+            self.log.guard, self.log.guard_detail = ANSWER_IN_INSTRUCTION, leak
+            self.caller.note("record", f"not recorded: {ANSWER_IN_INSTRUCTION}: {leak}")
+            result.failed_checks = [ANSWER_IN_INSTRUCTION]
             return
         self.log.recorded = True
         final = self.write(
@@ -483,8 +577,12 @@ def run_staged_episode(
             return ep.close(result, started)
         if ep.wants_data():
             ep.ask_data()
-        ep.ask_instruction()
-        if not ep.solve_loop():
+        if config.order == "solution_first":
+            solved = ep.solution_first_loop()
+        else:
+            ep.ask_instruction()
+            solved = ep.solve_loop()
+        if not solved:
             result.failed_checks = [ep.log.guard or NO_SOLUTION]
             return ep.close(result, started)
         ep.finish(result, candidate_dir, check=config.check)
