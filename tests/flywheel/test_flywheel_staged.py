@@ -26,13 +26,13 @@ IDEA = {
 RULES = [
     {"match": "Make ONE new task from the parent", "replies": [json.dumps(IDEA)]},
     {
-        "match": "Write the instruction for the NEW task",
+        "match": "Write the instruction for a person",
         "replies": [
             "Count the requests with status 404 in /app/data/access.log and write the number to /app/count404.txt."
         ],
     },
     {
-        "match": "Write solve.sh for the INSTRUCTION",
+        "match": "Write solve.sh for the NEW TASK",
         "replies": ["```bash\ngrep -c ' 404$' /app/data/access.log > /app/count404.txt\n```"],
     },
     {

@@ -53,7 +53,9 @@ def _run(
     tmp: Path, backend: DockerBackend, replies: list[str], solver_replies: tuple[str, ...] = (), **kw: object
 ) -> tuple[ProposalRecord, ScriptedModel]:
     model = ScriptedModel(replies)
-    config = ProposeConfig.model_validate({"mode": "staged", "n": 1, "reproduce_attempts": 2, **kw})
+    # The scripts below answer the instruction-first order unless a test names another.
+    base = {"mode": "staged", "n": 1, "reproduce_attempts": 2, "proposer": {"staged": {"order": "instruction_first"}}}
+    config = ProposeConfig.model_validate({**base, **kw})
     run = ProposeRun(
         tmp / "out", backend, model, domain_context("terminal"), config, solver_factory=lambda: _solver(*solver_replies)
     )

@@ -14,7 +14,7 @@ class StagedConfig(BaseModel):
 
     max_calls: int = Field(default=12, ge=1, description="model calls per episode")
     order: Literal["solution_first", "instruction_first"] = Field(
-        default="instruction_first",
+        default="solution_first",
         description="instruction_first: instruction, then a solution for it; solution_first: a script, then the "
         "instruction that describes what it wrote",
     )
