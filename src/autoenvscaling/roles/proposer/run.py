@@ -92,6 +92,8 @@ class ProposeSummary(BaseModel):
     domain: str
     total: int
     valid: int
+    self_consistent: int = 0  # recorded expectations the validator accepted
+    reproduced: int = 0  # ... and a blind solver reproduced
     by_verdict: dict[str, int]
     rejection_reasons: dict[str, int]
     tokens: int
@@ -106,6 +108,8 @@ def summarize(records: list[ProposalRecord], mode: Mode, domain: str) -> Propose
         domain=domain,
         total=len(records),
         valid=sum(r.is_valid for r in records),
+        self_consistent=sum(r.validation.recorded and r.validation.verdict == "valid" for r in records),
+        reproduced=sum(r.validation.reproduced for r in records),
         by_verdict=dict(Counter(r.verdict for r in records)),
         rejection_reasons=dict(Counter(c for r in records if not r.is_valid for c in r.failed_checks)),
         tokens=sum(r.generation.tokens for r in records),
