@@ -15,6 +15,7 @@ from autoenvscaling.roles.proposer.staged.episode import (
     answer_in_instruction,
     findings_from_digest,
     looks_like_prose,
+    with_format_hint,
 )
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.parents import copied_files, load_parent, parent_candidates, worked_example
@@ -212,3 +213,12 @@ def test_an_instruction_must_not_hold_the_recorded_answer(instruction: str, leak
         "/app/e.txt": "404 2\n500 1\n",
     }
     assert (answer_in_instruction(instruction, outputs) is not None) is leaks
+
+
+def test_a_format_example_is_one_line_of_a_longer_output() -> None:
+    many = {"/app/e.txt": "404\n500\n404\n"}
+    assert with_format_hint("Do it.", "/app/e.txt", many, "exact") == (
+        "Do it.\nThe first line of /app/e.txt reads, for example: `404`"
+    )
+    assert "One line of" in with_format_hint("Do it.", "/app/e.txt", many, "sorted_lines")
+    assert with_format_hint("Do it.", "/app/e.txt", {"/app/e.txt": "2\n"}, "exact") == "Do it."

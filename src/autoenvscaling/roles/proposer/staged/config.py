@@ -23,6 +23,9 @@ class StagedConfig(BaseModel):
     max_repairs: int = Field(default=1, ge=0, description="fix_* decisions acted on")
     run_timeout_sec: float = Field(default=60.0, gt=0, description="one solve.sh run in the draft's image")
     data_lines: tuple[int, int] = Field(default=(4, 10), description="asked number of lines added to the input")
+    format_hint: bool = Field(
+        default=True, description="add one line of a 3+ line recorded output to the instruction as a format example"
+    )
     check: bool = Field(default=True, description="validate the finished draft (repeats=1) before submitting")
     cross_oracle: bool = Field(default=True, description="the parent's solution must fail the child's tests")
     sampling: StageSampling = Field(default_factory=StageSampling)

@@ -156,6 +156,16 @@ def answer_in_instruction(instruction: str, outputs: dict[str, str]) -> str | No
     return None
 
 
+def with_format_hint(instruction: str, path: str, outputs: dict[str, str], compare: Compare) -> str:
+    """The instruction plus one line of the recorded output as a format example, when the output has 3 or more
+    lines (one line of several pins the format down without giving the answer away)."""
+    lines = [ln for ln in normalized(outputs.get(path, "")) if ln]
+    if len(lines) < 3 or "`" in lines[0]:
+        return instruction
+    which = "The first line" if compare == "exact" else "One line"
+    return f"{instruction.rstrip()}\n{which} of {path} reads, for example: `{lines[0]}`"
+
+
 def looks_like_prose(text: str) -> bool:
     """An instruction is sentences, not a shell line or a bare path: 8+ words, letters mostly."""
     words = text.split()
@@ -498,6 +508,10 @@ class _Episode:
             result.failed_checks = [ANSWER_IN_INSTRUCTION]
             return
         self.log.recorded = True
+        if self.config.format_hint:
+            self.files.instruction = with_format_hint(
+                self.files.instruction, self.output, recording.outputs, self.compare
+            )
         final = self.write(
             self.episode_dir / "final" / self.task_id, expectations=expectations, expected=recording.outputs
         )
