@@ -111,3 +111,26 @@ def test_container_is_limited_and_unprivileged(docker_backend: DockerBackend) ->
         assert big.stdout.split()[-1] == str(1024 * 1024)
         caps = sb.exec("grep CapEff /proc/self/status").stdout.split()[-1]
         assert not int(caps, 16) & (1 << 13)  # CAP_NET_RAW
+
+
+@pytest.mark.parametrize(
+    ("info", "supported"),
+    [
+        ({"Driver": "overlay2", "DriverStatus": [["Backing Filesystem", "extfs"]]}, False),
+        ({"Driver": "overlay2", "DriverStatus": [["Backing Filesystem", "xfs"]]}, True),
+        ({"Driver": "vfs"}, False),
+        ({"Driver": "btrfs"}, True),
+    ],
+)
+def test_storage_quota_only_where_the_engine_enforces_it(info: dict[str, object], supported: bool) -> None:
+    from autoenvscaling.sandbox.docker import storage_quota_supported
+
+    assert storage_quota_supported(info) is supported
+
+
+@pytest.mark.docker
+def test_storage_mb_caps_files_on_any_engine(docker_backend: DockerBackend) -> None:
+    spec = SandboxSpec(image=BASE_IMAGE, storage_mb=2, file_size_mb=2)
+    with docker_backend.create(spec) as sb:
+        res = sb.exec("dd if=/dev/zero of=/tmp/x bs=1M count=4; stat -c %s /tmp/x")
+        assert res.stdout.split()[-1] == str(2 * 1024 * 1024)

@@ -97,6 +97,7 @@ class SandboxSpec(BaseModel):
     memory_mb: int | None = None
     pids_limit: int | None = 1024
     file_size_mb: int | None = None  # the largest file a process may write (RLIMIT_FSIZE); None: unlimited
+    storage_mb: int | None = None  # the writable layer's size, where the engine can enforce it (xfs quotas)
     copy_out_mb: int = DEFAULT_COPY_OUT_MB
     network: bool = True
     mounts: list[Mount] = Field(default_factory=list)

@@ -7,6 +7,7 @@ share it; its connection pool is safe for our pattern of use (one call at a time
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import socket
 import threading
@@ -86,6 +87,15 @@ class _BuildRun:
                 sock.shutdown(socket.SHUT_RDWR)
 
 
+def storage_quota_supported(info: dict[str, Any]) -> bool:
+    """overlay2 enforces ``size=`` only on xfs (mounted with project quotas); devicemapper/btrfs/zfs always can."""
+    driver = str(info.get("Driver", ""))
+    status = {str(k): str(v) for k, v in info.get("DriverStatus") or []}
+    if driver in ("devicemapper", "btrfs", "zfs"):
+        return True
+    return driver == "overlay2" and status.get("Backing Filesystem") == "xfs"  # pquota is checked at create
+
+
 class DockerBackend:
     name = "docker"
 
@@ -130,7 +140,15 @@ class DockerBackend:
         return True
 
     def create(self, spec: SandboxSpec) -> DockerSandbox:
+        if spec.storage_mb and not self.storage_quota:
+            spec = spec.model_copy(update={"storage_mb": None})  # RLIMIT_FSIZE (file_size_mb) still applies
         return DockerSandbox(self.client, spec)
+
+    @functools.cached_property
+    def storage_quota(self) -> bool:
+        """Whether the engine can cap a container's writable layer (``--storage-opt size=``)."""
+        with engine_errors("reading the engine's storage driver"):
+            return storage_quota_supported(self.client.info())
 
     def cleanup(self, run_id: str | None = None, *, include_live: bool = False) -> int:
         from autoenvscaling.sandbox.janitor import collect

@@ -105,7 +105,7 @@ class DockerSandbox:
     def _start_container(self) -> None:
         with engine_errors(f"starting sandbox {self._name} from {self.spec.image}"):
             try:
-                container = self._client.containers.create(**self._create_kwargs())
+                container = self._create(self._create_kwargs())
             except docker.errors.ImageNotFound:
                 raise SandboxError(
                     f"image {self.spec.image} not found: build it, or run `autoenv images bootstrap`"
@@ -126,6 +126,16 @@ class DockerSandbox:
                     f"sandbox {self._name} exited right after start (does the image's ENTRYPOINT exit instead of "
                     f"running its command?): {logs or 'no output'}"
                 )
+
+    def _create(self, kwargs: dict[str, Any]) -> Any:
+        try:
+            return self._client.containers.create(**kwargs)
+        except docker.errors.APIError as e:
+            # xfs without project quotas: the per-file cap (RLIMIT_FSIZE) still holds.
+            if "storage_opt" not in kwargs or "storage-opt" not in str(e.explanation or e):
+                raise
+        kwargs.pop("storage_opt")
+        return self._client.containers.create(**kwargs)
 
     def _create_kwargs(self) -> dict[str, Any]:
         spec = self.spec
@@ -152,6 +162,8 @@ class DockerSandbox:
             "cap_add": list(KEPT_CAPABILITIES),
             "security_opt": ["no-new-privileges"],
         }
+        if spec.storage_mb:
+            kwargs["storage_opt"] = {"size": f"{spec.storage_mb}M"}
         if spec.file_size_mb:
             size = spec.file_size_mb * 1024 * 1024
             kwargs["ulimits"] = [docker.types.Ulimit(name="fsize", soft=size, hard=size)]

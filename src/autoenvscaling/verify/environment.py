@@ -140,6 +140,7 @@ class EnvironmentBuilder:
             cpus=min(env_cfg.cpus or DEFAULT_CPUS, float(os.cpu_count() or 1)),
             memory_mb=env_cfg.memory_mb or DEFAULT_MEMORY_MB,
             file_size_mb=env_cfg.storage_mb or DEFAULT_FILE_SIZE_MB,
+            storage_mb=env_cfg.storage_mb,
             pids_limit=DEFAULT_PIDS_LIMIT,
             network=task.config.network_enabled if network is None else network,
             run_id=run_id,
