@@ -16,6 +16,7 @@ from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.sandbox.fake import FakeBackend
 from autoenvscaling.tasks import Task, TaskFormatError, load_task
 from autoenvscaling.validate.validator import ValidationConfig
+from autoenvscaling.verify.agents import NopAgent, OracleAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTaskError, check_supported
 from autoenvscaling.verify.results import AgentContext, AgentInfo
 from autoenvscaling.verify.trial import TrialOptions, TrialRunner
@@ -52,7 +53,10 @@ def test_bad_limits_are_one_line_errors(make_task: MakeTask, section: str, line:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"agent": 'network_mode = "allowlist"'}, {"verifier": 'network_mode = "no-network"'}],
+    [
+        {"agent": 'network_mode = "allowlist"'},
+        {"agent": 'network_mode = "no-network"', "verifier": 'network_mode = "public"'},
+    ],
 )
 def test_network_policy_is_never_silently_widened(make_task: MakeTask, kwargs: dict[str, str]) -> None:
     task = load_task(make_task(**kwargs))
@@ -66,8 +70,6 @@ def test_drafts_run_without_network(make_task: MakeTask, tmp_path: Path) -> None
     backend.register(r"/tests/test\.sh", lambda sb, call: sb.write_file("/logs/verifier/reward.txt", "1"))
     options = ValidationConfig(network=False).trial_options()
     runner = TrialRunner(backend, EnvironmentBuilder(backend), prewarm=False, options=options)
-    from autoenvscaling.verify.agents import NopAgent
-
     runner.run(load_task(make_task(verifier='environment_mode = "separate"')), NopAgent(), tmp_path / "t")
     assert [sb.spec.network for sb in backend.sandboxes] == [False, False]
 
@@ -134,3 +136,20 @@ def test_storage_mb_caps_files_on_any_engine(docker_backend: DockerBackend) -> N
     with docker_backend.create(spec) as sb:
         res = sb.exec("dd if=/dev/zero of=/tmp/x bs=1M count=4; stat -c %s /tmp/x")
         assert res.stdout.split()[-1] == str(2 * 1024 * 1024)
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("mode", ["shared", "separate"])
+def test_verifier_network_mode_is_honoured(
+    make_task: MakeTask, docker_backend: DockerBackend, tmp_path: Path, mode: str
+) -> None:
+    root = make_task(
+        solve="ls /sys/class/net > /logs/agent/nets",
+        test='[ "$(ls /sys/class/net)" = lo ] && r=1 || r=0; echo $r > /logs/verifier/reward.txt',
+        verifier=f'network_mode = "no-network"\nenvironment_mode = "{mode}"',
+    )
+    runner = TrialRunner(docker_backend, EnvironmentBuilder(docker_backend), prewarm=False)
+    res = runner.run(load_task(root), OracleAgent(), tmp_path / "trial")
+    assert res.exception_info is None, res.exception_info
+    assert "eth0" in (tmp_path / "trial" / "agent" / "nets").read_text()  # the agent had the task's network
+    assert res.reward == 1.0

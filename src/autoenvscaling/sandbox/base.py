@@ -153,6 +153,13 @@ class Sandbox(Protocol):
     ) -> None: ...
 
 
+@runtime_checkable
+class NetworkControl(Protocol):
+    """A sandbox whose network can be cut while it runs (shared-mode verifiers with ``network_mode = "no-network"``)."""
+
+    def disconnect_network(self) -> None: ...
+
+
 class SandboxBackend(Protocol):
     name: str
 

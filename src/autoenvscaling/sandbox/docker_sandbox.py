@@ -246,6 +246,16 @@ class DockerSandbox:
         if self._container_id is None:
             raise SandboxError(f"sandbox {self._name} is not started; call start() first")
 
+    def disconnect_network(self) -> None:
+        """Cut every network of the running container (lo stays)."""
+        with self._lock, engine_errors(f"disconnecting {self._name} from its networks"):
+            self._check_usable()
+            networks = self._api.inspect_container(self._container_id)["NetworkSettings"]["Networks"] or {}
+            for name in networks:
+                if name != "none":
+                    self._api.disconnect_container_from_network(self._container_id, name, force=True)
+        self.spec = self.spec.model_copy(update={"network": False})
+
     def _is_running(self) -> bool:
         if self._stopped or self._container_id is None:
             return False

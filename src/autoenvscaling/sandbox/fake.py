@@ -156,6 +156,11 @@ class FakeSandbox(FakeFiles):
             run = _Run(self, {**self.spec.env, **(env or {})}, cwd or self.workdir, user, timeout)
             return run.execute(cmd, output_limit)
 
+    def disconnect_network(self) -> None:
+        self._check()
+        self.spec = self.spec.model_copy(update={"network": False})
+        self.remove("/sys/class/net/eth0", recursive=True)
+
     def upload(self, src: Path, dst: str) -> None:
         self._check()
         self.copy_in(src, dst)

@@ -53,10 +53,11 @@ def check_supported(task: Task) -> None:
                 f'{task.paths.config}: {field} = "allowlist" is not supported here (it would mean full '
                 'internet); use "no-network" or "public"'
             )
-    if cfg.verifier.environment_mode == "shared" and cfg.verifier_network_mode != cfg.agent_network_mode:
+    shared = cfg.verifier.environment_mode == "shared"
+    if shared and cfg.agent_network_mode == NetworkMode.NO_NETWORK != cfg.verifier_network_mode:
         raise UnsupportedTaskError(
-            f"{task.paths.config}: verifier.network_mode differs from the agent's; that needs "
-            '[verifier] environment_mode = "separate"'
+            f"{task.paths.config}: a shared-mode verifier cannot get a network the agent did not have; "
+            'use [verifier] environment_mode = "separate"'
         )
     if task.config.is_multi_step:
         raise UnsupportedTaskError(

@@ -25,6 +25,7 @@ from autoenvscaling.sandbox.base import (
     DEFAULT_OUTPUT_LIMIT,
     CopyOutLimitError,
     ExecResult,
+    NetworkControl,
     Sandbox,
     SandboxBackend,
     SandboxError,
@@ -34,7 +35,7 @@ from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_LOGS_ARTIFACTS, CONTAINER_LOGS_VERIFIER
 from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.confine import artifact_dest, merge_untrusted
-from autoenvscaling.verify.environment import EnvironmentBuilder
+from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTaskError
 from autoenvscaling.verify.errors import AgentTimeoutError, TrialWatchdogError
 from autoenvscaling.verify.paths import TrialPaths
 from autoenvscaling.verify.prewarm import Prewarmer
@@ -315,11 +316,23 @@ class TrialRunner:
                     sandbox = self._verifier_sandbox(task, paths, sandbox, sandboxes)
                 else:
                     end_agent_processes(sandbox, mark)
+                    self._narrow_network(task, sandbox)
                 verifier = Verifier(task, sandbox, paths.verifier_dir, passed_env=self.options.passed_env)
                 result.verifier_result = verifier.verify()
         finally:
             if verifier is not None and verifier.tests_seconds is not None:
                 result.command_seconds["tests"] = verifier.tests_seconds
+
+    def _narrow_network(self, task: Task, sandbox: Sandbox) -> None:
+        """Shared mode: a verifier with ``network_mode = "no-network"`` loses the agent's network first."""
+        if self._network(task.config.verifier_network_mode) or not self._network(task.config.agent_network_mode):
+            return
+        if not isinstance(sandbox, NetworkControl):
+            raise UnsupportedTaskError(
+                f"{task.paths.config}: this backend cannot cut a running sandbox's network; use "
+                '[verifier] environment_mode = "separate"'
+            )
+        sandbox.disconnect_network()
 
     def _verifier_sandbox(
         self, task: Task, paths: TrialPaths, agent_sandbox: Sandbox, sandboxes: list[Sandbox]
