@@ -24,8 +24,10 @@ from autoenvscaling.sandbox.base import (
     DEFAULT_OUTPUT_LIMIT,
     BuildSpec,
     ExecResult,
+    NetworkControl,
     Sandbox,
     SandboxBackend,
+    SandboxError,
     SandboxSpec,
 )
 
@@ -123,6 +125,11 @@ class RunSandbox:
 
     def stop(self) -> None:
         self._timed("stop", self._inner.stop)
+
+    def disconnect_network(self) -> None:
+        if not isinstance(self._inner, NetworkControl):
+            raise SandboxError(f"sandbox {self.id} cannot cut its network")
+        self._timed("network", self._inner.disconnect_network)
 
     def __enter__(self) -> Self:
         self.start()  # as every backend's sandbox does: ``with backend.create(spec) as sb`` runs started
