@@ -25,6 +25,7 @@ import json
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -568,6 +569,34 @@ class _Episode:
         return result
 
 
+def _drive(
+    body: Callable[[_Episode, GenerationResult], None],
+    mode: Mode,
+    model: Model,
+    backend: SandboxBackend,
+    ctx: StagedContext,
+    *,
+    episode_dir: Path,
+    task_id: str,
+    config: StagedConfig,
+    exit_reason: str,
+) -> GenerationResult:
+    """Set up an episode, run ``body``, and close it: a spent budget is an exit reason, an endpoint or engine
+    failure an error (never a rejection)."""
+    shutil.rmtree(episode_dir, ignore_errors=True)
+    episode_dir.mkdir(parents=True)
+    started = time.perf_counter()
+    result = GenerationResult(id=task_id, mode=mode, episode_dir=str(episode_dir), exit_reason=exit_reason)
+    ep = _Episode(model, backend, ctx, config, episode_dir, task_id, mode)
+    try:
+        body(ep, result)
+    except BudgetSpent as e:
+        result.exit_reason, result.failed_checks = e.reason, [e.reason]
+    except AutoEnvError as e:
+        result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
+    return ep.close(result, started)
+
+
 def run_staged_episode(
     model: Model,
     backend: SandboxBackend,
@@ -580,15 +609,11 @@ def run_staged_episode(
 ) -> GenerationResult:
     """One staged episode; a task dir lands in ``candidate_dir`` only when every stage passed."""
     config = config or StagedConfig()
-    shutil.rmtree(episode_dir, ignore_errors=True)
-    episode_dir.mkdir(parents=True)
-    started = time.perf_counter()
-    result = GenerationResult(id=task_id, mode="staged", episode_dir=str(episode_dir), exit_reason="rejected")
-    ep = _Episode(model, backend, ctx, config, episode_dir, task_id, "staged")
-    try:
+
+    def body(ep: _Episode, result: GenerationResult) -> None:
         if not ep.ask_idea():
             result.failed_checks = [IDEA_UNPARSEABLE]
-            return ep.close(result, started)
+            return
         if ep.wants_data():
             ep.ask_data()
         if config.order == "solution_first":
@@ -598,13 +623,20 @@ def run_staged_episode(
             solved = ep.solve_loop()
         if not solved:
             result.failed_checks = [ep.log.guard or NO_SOLUTION]
-            return ep.close(result, started)
+            return
         ep.finish(result, candidate_dir, check=config.check)
-    except BudgetSpent as e:
-        result.exit_reason, result.failed_checks = e.reason, [e.reason]
-    except AutoEnvError as e:  # the model endpoint or the engine failed: an error, not a rejection
-        result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
-    return ep.close(result, started)
+
+    return _drive(
+        body,
+        "staged",
+        model,
+        backend,
+        ctx,
+        episode_dir=episode_dir,
+        task_id=task_id,
+        config=config,
+        exit_reason="rejected",
+    )
 
 
 def propose_oneshot_recorded(
@@ -619,12 +651,8 @@ def propose_oneshot_recorded(
 ) -> GenerationResult:
     """The P1 baseline: one JSON reply with every piece, then the same record and novelty steps."""
     config = config or StagedConfig()
-    shutil.rmtree(episode_dir, ignore_errors=True)
-    episode_dir.mkdir(parents=True)
-    started = time.perf_counter()
-    result = GenerationResult(id=task_id, mode="prompt-recorded", episode_dir=str(episode_dir), exit_reason="answered")
-    ep = _Episode(model, backend, ctx, config, episode_dir, task_id, "prompt-recorded")
-    try:
+
+    def body(ep: _Episode, result: GenerationResult) -> None:
         reply = ep.caller.ask(
             "oneshot",
             "oneshot.j2",
@@ -639,7 +667,7 @@ def propose_oneshot_recorded(
         shot = parse_json(reply, OneShot)
         if not isinstance(shot, OneShot) or not shot.solve_sh.strip():
             result.failed_checks = [IDEA_UNPARSEABLE]
-            return ep.close(result, started)
+            return
         ep.log.idea = Idea(
             operator=shot.operator,
             change=shot.change or shot.instruction,
@@ -653,11 +681,18 @@ def propose_oneshot_recorded(
         ep.files.instruction = _ensure_output_named(shot.instruction.strip(), ep.output)
         ep.files.solve_sh = shot.solve_sh
         ep.finish(result, candidate_dir, check=False)
-    except BudgetSpent as e:
-        result.exit_reason, result.failed_checks = e.reason, [e.reason]
-    except AutoEnvError as e:
-        result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
-    return ep.close(result, started)
+
+    return _drive(
+        body,
+        "prompt-recorded",
+        model,
+        backend,
+        ctx,
+        episode_dir=episode_dir,
+        task_id=task_id,
+        config=config,
+        exit_reason="answered",
+    )
 
 
 def findings_from_digest(digests: list[Any], limit: int = 6) -> list[str]:
