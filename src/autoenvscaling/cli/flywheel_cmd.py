@@ -119,7 +119,7 @@ def _drive(fw: Flywheel) -> None:
         metrics = fw.run()
     console.print(_table(metrics))
     added = new_environments(fw)
-    console.print("new environments in the pool:" if added else "no new environment reached the pool")
+    console.print("environments accepted this run:" if added else "no environment was accepted this run")
     for line in added:
         console.print("  " + line, highlight=False)
     report = write_report(fw.paths)
