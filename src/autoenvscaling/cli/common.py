@@ -11,9 +11,7 @@ from autoenvscaling.errors import UserInputError
 
 ImageAliasOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--image-alias", help="FROM=TO: build tasks whose base image is FROM on the local image TO."
-    ),
+    typer.Option("--image-alias", help="FROM=TO: build tasks whose base image is FROM on the local image TO."),
 ]
 AliasFileOpt = Annotated[
     list[Path] | None, typer.Option("--alias-file", help="TOML file with an [aliases] table of FROM = TO.")

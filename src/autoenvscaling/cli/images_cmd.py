@@ -17,9 +17,7 @@ console = Console()
 @app.command()
 def bootstrap(
     force: Annotated[bool, typer.Option(help="Rebuild even when the inputs did not change.")] = False,
-    only: Annotated[
-        list[str] | None, typer.Option(help="Build only these catalog images (and the base).")
-    ] = None,
+    only: Annotated[list[str] | None, typer.Option(help="Build only these catalog images (and the base).")] = None,
 ) -> None:
     """Build the base image and the catalog images that are missing or stale (idempotent)."""
     from autoenvscaling.images.bootstrap import bootstrap as run_bootstrap
@@ -40,9 +38,7 @@ def list_images() -> None:
 
     missing = set(missing_images())
     table = Table("image", "present", "description")
-    table.add_row(
-        BASE_IMAGE, "no" if BASE_IMAGE in missing else "yes", "Debian bookworm minbase + host CA bundle"
-    )
+    table.add_row(BASE_IMAGE, "no" if BASE_IMAGE in missing else "yes", "Debian bookworm minbase + host CA bundle")
     for img in CATALOG:
         table.add_row(img.name, "no" if img.name in missing else "yes", img.description)
     console.print(table)

@@ -22,9 +22,7 @@ _FROM_RE = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE)
 def parse_alias(text: str) -> tuple[str, str]:
     src, sep, dst = text.partition("=")
     if not sep or not src.strip() or not dst.strip():
-        raise UserInputError(
-            f"--image-alias {text!r}: expected FROM=TO, e.g. ubuntu:24.04=autoenv/terminal:latest"
-        )
+        raise UserInputError(f"--image-alias {text!r}: expected FROM=TO, e.g. ubuntu:24.04=autoenv/terminal:latest")
     return src.strip(), dst.strip()
 
 

@@ -54,9 +54,7 @@ def _client() -> docker.DockerClient:
         client = docker.from_env()
         client.ping()
     except docker.errors.DockerException as e:
-        raise ImageBuildError(
-            f"cannot reach the Docker engine ({e}); is dockerd running? try `docker info`"
-        ) from None
+        raise ImageBuildError(f"cannot reach the Docker engine ({e}); is dockerd running? try `docker info`") from None
     return client
 
 
@@ -68,9 +66,7 @@ def _ca_files() -> list[Path]:
 
 
 def base_inputs_hash() -> str:
-    h = hashlib.sha256(
-        f"{_BASE_RECIPE_VERSION}|{DEBIAN_SUITE}|{DEBIAN_MIRROR}|{sorted(BASE_ENV.items())}".encode()
-    )
+    h = hashlib.sha256(f"{_BASE_RECIPE_VERSION}|{DEBIAN_SUITE}|{DEBIAN_MIRROR}|{sorted(BASE_ENV.items())}".encode())
     for f in _ca_files():
         h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()[:16]
@@ -149,26 +145,18 @@ def build_base(client: docker.DockerClient, inputs: str, progress: Progress) -> 
         cmd = ["docker", "import"]
         for c in changes:
             cmd += ["--change", c]
-        tar = subprocess.Popen(
-            ["tar", "-C", str(rootfs), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE
-        )
-        proc = subprocess.run(
-            [*cmd, "-", BASE_IMAGE], stdin=tar.stdout, capture_output=True, text=True, check=False
-        )
+        tar = subprocess.Popen(["tar", "-C", str(rootfs), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
+        proc = subprocess.run([*cmd, "-", BASE_IMAGE], stdin=tar.stdout, capture_output=True, text=True, check=False)
         tar.wait()
         if proc.returncode != 0 or tar.returncode != 0:
             raise ImageBuildError(f"docker import failed: {proc.stderr.strip()}")
 
 
-def build_catalog_image(
-    client: docker.DockerClient, img: CatalogImage, inputs: str, progress: Progress
-) -> None:
+def build_catalog_image(client: docker.DockerClient, img: CatalogImage, inputs: str, progress: Progress) -> None:
     progress(f"docker build -> {img.name}")
     dockerfile = catalog_dockerfile(img) + f'LABEL autoenvscaling="1" {INPUTS_LABEL}="{inputs}"\n'
     try:
-        client.images.build(
-            fileobj=io.BytesIO(dockerfile.encode()), tag=img.name, rm=True, forcerm=True, pull=False
-        )
+        client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=img.name, rm=True, forcerm=True, pull=False)
     except docker.errors.BuildError as e:
         lines = [str(x.get("stream") or x.get("error") or "").rstrip() for x in e.build_log]
         tail = "\n".join(line for line in lines if line)[-2000:]
@@ -177,9 +165,7 @@ def build_catalog_image(
         raise ImageBuildError(f"building {img.name} failed: {e}") from None
 
 
-def bootstrap(
-    force: bool = False, only: list[str] | None = None, progress: Progress = print
-) -> list[ImageStatus]:
+def bootstrap(force: bool = False, only: list[str] | None = None, progress: Progress = print) -> list[ImageStatus]:
     """Build whatever is missing or stale. Returns one status per catalog image (base first)."""
     client = _client()
     statuses: list[ImageStatus] = []
