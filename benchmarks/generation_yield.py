@@ -116,6 +116,7 @@ def arm_stats(items: list[Item], price_as: str, threshold: float) -> dict[str, A
     self_consistent = sum(r.validation.verdict == "valid" for r in recorded)
     reproduced = sum(r.validation.reproduced for r in recorded)
     uncached = sum(r.generation.prompt_tokens - r.generation.cached_tokens for r in recs)
+    blind = sum(r.validation.reproduce_tokens for r in recs)  # the blind solver's, prompt + completion
     completion = sum(r.generation.completion_tokens for r in recs)
     cached = sum(r.generation.cached_tokens for r in recs)
     hosted = estimate_cost(
@@ -139,6 +140,7 @@ def arm_stats(items: list[Item], price_as: str, threshold: float) -> dict[str, A
         "reproduced": reproduced,
         "uncached_prompt_tokens": uncached,
         "completion_tokens": completion,
+        "blind_solver_tokens": blind,
         "tokens_per_valid": _per(uncached + completion, distinct),
         "wall_sec": wall,
         "wall_per_valid_sec": _per(wall, distinct),
@@ -177,9 +179,9 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
     print(f"\n{args.model} / {args.domain}: items per arm " + ", ".join(f"{a} {stats[a]['n']}" for a in arms))
     print(
         "| arm | distinct valid | 95% Wilson | valid | self-consistent | reproduced | p vs P1 | p vs P0 | "
-        "uncached prompt + completion tokens | wall s / valid | CPU s / valid | $ / valid (hosted) | rejections |"
+        "uncached prompt + completion tokens | blind-solver tokens | wall s / valid | CPU s / valid | $ / valid (hosted) | rejections |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for a in arms:
         s = stats[a]
         lo, hi = s["distinct_valid_ci95"]
@@ -192,6 +194,7 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
             f"| {a} {ARMS[a]} | {s['distinct_valid']}/{s['n']} | [{lo:.2f}, {hi:.2f}] | {s['valid']} | "
             f"{s['self_consistent']} | {s['reproduced']} | {f(s.get('fisher_p_vs_P1'), '{:.3f}')} | "
             f"{f(s.get('fisher_p_vs_P0'), '{:.3f}')} | {s['uncached_prompt_tokens']:,} + {s['completion_tokens']:,} | "
+            f"{s['blind_solver_tokens']:,} | "
             f"{f(s['wall_per_valid_sec'])} | {f(s['cpu_per_valid_sec'])} | "
             f"{f(s['hosted_cost_per_valid_usd'], '{:.5f}')} | {top} |"
         )
