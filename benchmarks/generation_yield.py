@@ -177,11 +177,13 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
                 cost, base_cost = s["hosted_cost_per_valid_usd"], b["hosted_cost_per_valid_usd"]
                 stats[a][f"cost_ratio_vs_{base}"] = cost / base_cost if cost is not None and base_cost else None
     print(f"\n{args.model} / {args.domain}: items per arm " + ", ".join(f"{a} {stats[a]['n']}" for a in arms))
-    print(
-        "| arm | distinct valid | 95% Wilson | valid | self-consistent | reproduced | p vs P1 | p vs P0 | "
-        "uncached prompt + completion tokens | blind-solver tokens | wall s / valid | CPU s / valid | $ / valid (hosted) | rejections |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    columns = [
+        "arm", "distinct valid", "95% Wilson", "valid", "self-consistent", "reproduced", "p vs P1", "p vs P0",
+        "uncached prompt + completion tokens", "blind-solver tokens", "wall s / valid", "CPU s / valid",
+        "$ / valid (hosted)", "rejections",
+    ]  # fmt: skip
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
     for a in arms:
         s = stats[a]
         lo, hi = s["distinct_valid_ci95"]
