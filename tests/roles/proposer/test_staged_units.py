@@ -10,13 +10,7 @@ import pytest
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.novelty import grading_text
 from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json
-from autoenvscaling.roles.proposer.staged.episode import (
-    Decision,
-    answer_in_instruction,
-    findings_from_digest,
-    looks_like_prose,
-    with_format_hint,
-)
+from autoenvscaling.roles.proposer.staged.episode import Decision
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.parents import copied_files, load_parent, parent_candidates, worked_example
 from autoenvscaling.roles.proposer.staged.record import (
@@ -33,6 +27,12 @@ from autoenvscaling.roles.proposer.staged.record import (
 )
 from autoenvscaling.roles.proposer.staged.render import is_recorded, write_draft
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Idea, idea_schema, safe_output_path
+from autoenvscaling.roles.proposer.staged.text import (
+    answer_in_instruction,
+    findings_from_digest,
+    looks_like_prose,
+    with_format_hint,
+)
 
 
 def test_fenced_or_plain_takes_the_first_block_and_survives_an_unclosed_fence() -> None:

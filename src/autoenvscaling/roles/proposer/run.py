@@ -44,14 +44,11 @@ from autoenvscaling.roles.proposer.records import (
     ValidationStats,
 )
 from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduce
-from autoenvscaling.roles.proposer.staged.episode import (
-    StagedContext,
-    findings_from_digest,
-    propose_oneshot_recorded,
-    run_staged_episode,
-)
+from autoenvscaling.roles.proposer.staged.episode import StagedContext, run_staged_episode
+from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
 from autoenvscaling.roles.proposer.staged.parents import Parent, parent_candidates, worked_example
 from autoenvscaling.roles.proposer.staged.render import is_recorded
+from autoenvscaling.roles.proposer.staged.text import findings_from_digest
 from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
 from autoenvscaling.roles.solver import SolverAgent
 from autoenvscaling.sandbox.base import SandboxBackend

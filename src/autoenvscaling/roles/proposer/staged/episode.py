@@ -12,7 +12,7 @@ Stages (every model call a short fresh prompt and an ATIF step; every harness ru
     check        the validator (lint, build, oracle, nop, leakage) on the finished task dir
     submit       the task dir goes to the candidate dir
 
-The one-shot recorded baseline (``propose_oneshot_recorded``) asks for idea, data, instruction and solution in
+The one-shot recorded baseline (``oneshot.propose_oneshot_recorded``) asks for idea, data, instruction and solution in
 one JSON reply and then runs the same record and novelty steps: no observe, no fix.
 
 Episode dir: ``trajectory.json``, ``staged.json`` (the decisions and what the harness saw), ``work/``
@@ -21,8 +21,6 @@ Episode dir: ``trajectory.json``, ``staged.json`` (the decisions and what the ha
 
 from __future__ import annotations
 
-import json
-import re
 import shutil
 import time
 from collections.abc import Callable
@@ -42,7 +40,6 @@ from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import BudgetSpent, StageCaller, fenced_or_plain, parse_json
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
-from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.parents import Parent
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import (
@@ -52,10 +49,17 @@ from autoenvscaling.roles.proposer.staged.spec import (
     Compare,
     DraftFiles,
     Idea,
-    Operator,
     idea_schema,
     json_format,
     safe_output_path,
+)
+from autoenvscaling.roles.proposer.staged.text import (
+    answer_in_instruction,
+    clip_data,
+    ensure_output_named,
+    looks_like_prose,
+    slug,
+    with_format_hint,
 )
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
 from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
@@ -65,41 +69,12 @@ IDEA_UNPARSEABLE = "idea-unparseable"
 ANSWER_IN_INSTRUCTION = "answer-in-instruction"
 NO_SOLUTION = "no-working-solution"
 NOT_NEW = DUPLICATE_CHECK
-_MAX_DATA_LINES = 80
-_DEFAULT_OUTPUT = "/app/result.txt"
+DEFAULT_OUTPUT = "/app/result.txt"
 
 
 class Decision(BaseModel):
     decision: Literal["ok", "fix_solution", "fix_data", "fix_instruction"]
     reason: str = ""
-
-
-class OneShot(BaseModel):
-    """The one-shot recorded baseline's reply: the staged pieces in one JSON object."""
-
-    operator: Operator = "new_question"
-    change: str = ""
-    output_file: str = _DEFAULT_OUTPUT
-    compare: Compare = "exact"
-    data: str = ""
-    instruction: str
-    solve_sh: str
-
-
-ONESHOT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "operator": {"type": "string", "enum": list(OPERATOR_HELP)},
-        "change": {"type": "string"},
-        "output_file": {"type": "string"},
-        "compare": {"type": "string", "enum": list(COMPARE_HELP)},
-        "data": {"type": "string"},
-        "instruction": {"type": "string"},
-        "solve_sh": {"type": "string"},
-    },
-    "required": ["operator", "change", "output_file", "compare", "data", "instruction", "solve_sh"],
-    "additionalProperties": False,
-}
 
 
 class StagedLog(BaseModel):
@@ -134,56 +109,7 @@ class StagedContext(BaseModel):
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "task"
-
-
-def _clip_data(text: str) -> str:
-    lines = text.splitlines()[:_MAX_DATA_LINES]
-    return "\n".join(lines)
-
-
-def answer_in_instruction(instruction: str, outputs: dict[str, str]) -> str | None:
-    """Why the instruction gives the recorded answer away, or None: the whole output (8+ characters), or two
-    or more of its lines (8+ characters each), appear in it verbatim."""
-    words = " ".join(instruction.split())
-    for path, text in outputs.items():
-        lines = [ln for ln in normalized(text) if len(ln) >= 8]
-        whole = " ".join(" ".join(normalized(text)).split())
-        if len(whole) >= 8 and whole in words:
-            return f"the instruction contains the whole expected content of {path}"
-        if len(lines) >= 2 and sum(ln in words for ln in lines) >= 2:
-            return f"the instruction quotes lines of the expected {path}"
-    return None
-
-
-def with_format_hint(instruction: str, path: str, outputs: dict[str, str], compare: Compare) -> str:
-    """The instruction plus one line of the recorded output as a format example, when the output has 3 or more
-    lines (one line of several pins the format down without giving the answer away)."""
-    lines = [ln for ln in normalized(outputs.get(path, "")) if ln]
-    if len(lines) < 3 or "`" in lines[0]:
-        return instruction
-    which = "The first line" if compare == "exact" else "One line"
-    return f"{instruction.rstrip()}\n{which} of {path} reads, for example: `{lines[0]}`"
-
-
-def looks_like_prose(text: str) -> bool:
-    """An instruction is sentences, not a shell line or a bare path: 8+ words, letters mostly."""
-    words = text.split()
-    if len(words) < 8 or text.lstrip().startswith(("#!", "$", "awk ", "grep ", "cat ", "sed ", "echo ")):
-        return False
-    letters = sum(c.isalpha() for c in text)
-    return letters >= 0.6 * len(text.replace(" ", "").replace("\n", ""))
-
-
-def _ensure_output_named(instruction: str, output: str) -> str:
-    """The harness grades ``output``: an instruction that never names it gets one plain sentence more."""
-    if output in instruction:
-        return instruction
-    return f"{instruction.rstrip()}\nWrite the result to {output}."
-
-
-class _Episode:
+class Episode:
     """State shared by the stages of one episode."""
 
     def __init__(
@@ -215,7 +141,7 @@ class _Episode:
         )
         self.log = StagedLog(parent=ctx.parent.name)
         self.files = DraftFiles()
-        self.output = _DEFAULT_OUTPUT
+        self.output = DEFAULT_OUTPUT
         self.compare: Compare = "exact"
         self.parent_block = prompts.render("staged/parent.j2", parent=ctx.parent)
         self.draft_no = 0
@@ -251,7 +177,7 @@ class _Episode:
             dest,
             parent=self.ctx.parent.path,
             files=self.files,
-            name=_slug(idea.change if idea else self.task_id),
+            name=slug(idea.change if idea else self.task_id),
             description=(idea.change if idea else "")[:200],
             category=self.ctx.domain.name,
             outputs=[self.output],
@@ -280,7 +206,7 @@ class _Episode:
             idea = parse_json(reply, Idea)
             if isinstance(idea, Idea):
                 self.log.idea = idea
-                self.output = safe_output_path(idea.output_file) or _DEFAULT_OUTPUT
+                self.output = safe_output_path(idea.output_file) or DEFAULT_OUTPUT
                 self.compare = idea.compare
                 self.log.output = self.output
                 return True
@@ -308,25 +234,28 @@ class _Episode:
             min_lines=lo,
             max_lines=hi,
         )
-        self.extend_input([ln for ln in _clip_data(fenced_or_plain(reply)).splitlines() if ln.strip()])
+        self.extend_input([ln for ln in clip_data(fenced_or_plain(reply)).splitlines() if ln.strip()])
 
     def ask_instruction(self) -> None:
         """Up to two samples; a reply that is not prose falls back to the idea's sentence plus the paths."""
         assert self.log.idea is not None
         inputs = list(self.ctx.parent.inputs)
+        self.sample_instruction(
+            "instruction.j2", parent_block=self.parent_block, idea=self.log.idea, inputs=inputs or ["(see the parent)"]
+        )
+
+    def sample_instruction(self, template: str, **variables: Any) -> None:
+        """Up to two samples; a reply that is not prose falls back to the idea's sentence plus the paths."""
+        assert self.log.idea is not None
         for _ in range(2):
             reply = self.caller.ask(
-                "instruction",
-                "instruction.j2",
-                max_tokens=self.config.sampling.instruction_max_tokens,
-                parent_block=self.parent_block,
-                idea=self.log.idea,
-                inputs=inputs or ["(see the parent)"],
+                "instruction", template, max_tokens=self.config.sampling.instruction_max_tokens, **variables
             )
             text = fenced_or_plain(reply).strip()
             if looks_like_prose(text):
-                self.files.instruction = _ensure_output_named(text, self.output)
+                self.files.instruction = ensure_output_named(text, self.output)
                 return
+        inputs = list(self.ctx.parent.inputs)
         source = f"The input is {', '.join(inputs)}. " if inputs else ""
         self.files.instruction = f"{self.log.idea.change}\n{source}Write the result to {self.output}."
         self.caller.note("instruction", "the instruction is the idea's sentence (no usable reply)")
@@ -375,6 +304,13 @@ class _Episode:
         self.log.observations.append(text)
         return text, rec.mechanical_problem(run, self.inputs)
 
+    def retry(self, ask: Callable[..., None], attempt: int, problem: str) -> None:
+        """Alternate a repair (error shown) with a fresh sample: small models often repeat a broken script."""
+        if attempt % 2 == 0:
+            ask(self.files.solve_sh, problem)
+        else:
+            ask()
+
     def solve_loop(self) -> bool:
         """Solutions until one runs cleanly and the model calls its output ok.
 
@@ -414,11 +350,7 @@ class _Episode:
                     return True
                 return False
             attempts += 1
-            # Alternate a repair (error shown) with a fresh sample: small models often repeat a broken script.
-            if attempts % 2 == 0:
-                self.ask_solution(self.files.solve_sh, problem[1])
-            else:
-                self.ask_solution()
+            self.retry(self.ask_solution, attempts, problem[1])
 
     def ask_solution_first(self, previous: str = "", problem: str = "") -> None:
         assert self.log.idea is not None
@@ -443,25 +375,14 @@ class _Episode:
         head = "\n".join(ln[:160] for ln in lines[:8]) + (
             f"\n... ({len(lines)} lines in all)" if len(lines) > 8 else ""
         )
-        for _ in range(2):
-            reply = self.caller.ask(
-                "instruction",
-                "describe.j2",
-                max_tokens=self.config.sampling.instruction_max_tokens,
-                idea=self.log.idea,
-                inputs=self.input_heads(),
-                solve_sh=self.files.solve_sh,
-                output_file=self.output,
-                output_head=head,
-            )
-            candidate = fenced_or_plain(reply).strip()
-            if looks_like_prose(candidate):
-                self.files.instruction = _ensure_output_named(candidate, self.output)
-                return
-        inputs = list(self.ctx.parent.inputs)
-        source = f"The input is {', '.join(inputs)}. " if inputs else ""
-        self.files.instruction = f"{self.log.idea.change}\n{source}Write the result to {self.output}."
-        self.caller.note("instruction", "the instruction is the idea's sentence (no usable reply)")
+        self.sample_instruction(
+            "describe.j2",
+            idea=self.log.idea,
+            inputs=self.input_heads(),
+            solve_sh=self.files.solve_sh,
+            output_file=self.output,
+            output_head=head,
+        )
 
     def solution_first_loop(self) -> bool:
         """Code first, words after: a script that runs cleanly, then the instruction that describes what it
@@ -477,10 +398,7 @@ class _Episode:
             if attempts >= self.config.solution_samples:
                 return False
             attempts += 1
-            if attempts % 2 == 0:
-                self.ask_solution_first(self.files.solve_sh, problem[1])
-            else:
-                self.ask_solution_first()
+            self.retry(self.ask_solution_first, attempts, problem[1])
         self.log.guard, self.log.guard_detail = None, ""
         self.ask_describe()
         decision = self.ask_decision(observation)
@@ -569,8 +487,8 @@ class _Episode:
         return result
 
 
-def _drive(
-    body: Callable[[_Episode, GenerationResult], None],
+def drive_episode(
+    body: Callable[[Episode, GenerationResult], None],
     mode: Mode,
     model: Model,
     backend: SandboxBackend,
@@ -587,7 +505,7 @@ def _drive(
     episode_dir.mkdir(parents=True)
     started = time.perf_counter()
     result = GenerationResult(id=task_id, mode=mode, episode_dir=str(episode_dir), exit_reason=exit_reason)
-    ep = _Episode(model, backend, ctx, config, episode_dir, task_id, mode)
+    ep = Episode(model, backend, ctx, config, episode_dir, task_id, mode)
     try:
         body(ep, result)
     except BudgetSpent as e:
@@ -610,7 +528,7 @@ def run_staged_episode(
     """One staged episode; a task dir lands in ``candidate_dir`` only when every stage passed."""
     config = config or StagedConfig()
 
-    def body(ep: _Episode, result: GenerationResult) -> None:
+    def body(ep: Episode, result: GenerationResult) -> None:
         if not ep.ask_idea():
             result.failed_checks = [IDEA_UNPARSEABLE]
             return
@@ -626,7 +544,7 @@ def run_staged_episode(
             return
         ep.finish(result, candidate_dir, check=config.check)
 
-    return _drive(
+    return drive_episode(
         body,
         "staged",
         model,
@@ -637,76 +555,3 @@ def run_staged_episode(
         config=config,
         exit_reason="rejected",
     )
-
-
-def propose_oneshot_recorded(
-    model: Model,
-    backend: SandboxBackend,
-    ctx: StagedContext,
-    *,
-    episode_dir: Path,
-    candidate_dir: Path,
-    task_id: str,
-    config: StagedConfig | None = None,
-) -> GenerationResult:
-    """The P1 baseline: one JSON reply with every piece, then the same record and novelty steps."""
-    config = config or StagedConfig()
-
-    def body(ep: _Episode, result: GenerationResult) -> None:
-        reply = ep.caller.ask(
-            "oneshot",
-            "oneshot.j2",
-            max_tokens=config.sampling.oneshot_max_tokens,
-            schema=json_format("task", ONESHOT_SCHEMA),
-            parent_block=ep.parent_block,
-            parent=ctx.parent,
-            findings=ctx.findings,
-            operators=OPERATOR_HELP,
-            compares=COMPARE_HELP,
-        )
-        shot = parse_json(reply, OneShot)
-        if not isinstance(shot, OneShot) or not shot.solve_sh.strip():
-            result.failed_checks = [IDEA_UNPARSEABLE]
-            return
-        ep.log.idea = Idea(
-            operator=shot.operator,
-            change=shot.change or shot.instruction,
-            output_file=shot.output_file,
-            compare=shot.compare,
-        )
-        ep.output = safe_output_path(shot.output_file) or _DEFAULT_OUTPUT
-        ep.compare = shot.compare
-        ep.log.output = ep.output
-        ep.extend_input([ln for ln in _clip_data(shot.data).splitlines() if ln.strip()])
-        ep.files.instruction = _ensure_output_named(shot.instruction.strip(), ep.output)
-        ep.files.solve_sh = shot.solve_sh
-        ep.finish(result, candidate_dir, check=False)
-
-    return _drive(
-        body,
-        "prompt-recorded",
-        model,
-        backend,
-        ctx,
-        episode_dir=episode_dir,
-        task_id=task_id,
-        config=config,
-        exit_reason="answered",
-    )
-
-
-def findings_from_digest(digests: list[Any], limit: int = 6) -> list[str]:
-    """One short line per solver attempt: what failed (first error) or that it was solved."""
-    out: list[str] = []
-    for d in digests[:limit]:
-        if d.solved:
-            out.append(f"solved {d.task} in {d.commands} commands")
-            continue
-        err = next((ln for fc in d.failed_commands for ln in fc.error_lines), "")
-        why = f": {err[:120]}" if err else (f" ({d.exit_reason})" if d.exit_reason else "")
-        out.append(f"failed {d.task}{why}")
-    return out
-
-
-def dump(obj: BaseModel) -> str:
-    return json.dumps(obj.model_dump(mode="json"), indent=2)

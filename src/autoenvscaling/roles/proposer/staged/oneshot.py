@@ -1,0 +1,116 @@
+"""The P1 baseline: one JSON reply holds every staged piece; then the same record and novelty steps as a staged
+episode (``Episode.finish``), with no observe and no fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from autoenvscaling.llm.base import Model
+from autoenvscaling.roles.proposer.records import GenerationResult
+from autoenvscaling.roles.proposer.staged.calls import parse_json
+from autoenvscaling.roles.proposer.staged.config import StagedConfig
+from autoenvscaling.roles.proposer.staged.episode import (
+    DEFAULT_OUTPUT,
+    IDEA_UNPARSEABLE,
+    Episode,
+    StagedContext,
+    drive_episode,
+)
+from autoenvscaling.roles.proposer.staged.spec import (
+    COMPARE_HELP,
+    OPERATOR_HELP,
+    Compare,
+    Idea,
+    Operator,
+    json_format,
+    safe_output_path,
+)
+from autoenvscaling.roles.proposer.staged.text import clip_data, ensure_output_named
+from autoenvscaling.sandbox.base import SandboxBackend
+
+
+class OneShot(BaseModel):
+    """The one-shot recorded baseline's reply: the staged pieces in one JSON object."""
+
+    operator: Operator = "new_question"
+    change: str = ""
+    output_file: str = DEFAULT_OUTPUT
+    compare: Compare = "exact"
+    data: str = ""
+    instruction: str
+    solve_sh: str
+
+
+ONESHOT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "operator": {"type": "string", "enum": list(OPERATOR_HELP)},
+        "change": {"type": "string"},
+        "output_file": {"type": "string"},
+        "compare": {"type": "string", "enum": list(COMPARE_HELP)},
+        "data": {"type": "string"},
+        "instruction": {"type": "string"},
+        "solve_sh": {"type": "string"},
+    },
+    "required": ["operator", "change", "output_file", "compare", "data", "instruction", "solve_sh"],
+    "additionalProperties": False,
+}
+
+
+def propose_oneshot_recorded(
+    model: Model,
+    backend: SandboxBackend,
+    ctx: StagedContext,
+    *,
+    episode_dir: Path,
+    candidate_dir: Path,
+    task_id: str,
+    config: StagedConfig | None = None,
+) -> GenerationResult:
+    """The P1 baseline: one JSON reply with every piece, then the same record and novelty steps."""
+    config = config or StagedConfig()
+
+    def body(ep: Episode, result: GenerationResult) -> None:
+        reply = ep.caller.ask(
+            "oneshot",
+            "oneshot.j2",
+            max_tokens=config.sampling.oneshot_max_tokens,
+            schema=json_format("task", ONESHOT_SCHEMA),
+            parent_block=ep.parent_block,
+            parent=ctx.parent,
+            findings=ctx.findings,
+            operators=OPERATOR_HELP,
+            compares=COMPARE_HELP,
+        )
+        shot = parse_json(reply, OneShot)
+        if not isinstance(shot, OneShot) or not shot.solve_sh.strip():
+            result.failed_checks = [IDEA_UNPARSEABLE]
+            return
+        ep.log.idea = Idea(
+            operator=shot.operator,
+            change=shot.change or shot.instruction,
+            output_file=shot.output_file,
+            compare=shot.compare,
+        )
+        ep.output = safe_output_path(shot.output_file) or DEFAULT_OUTPUT
+        ep.compare = shot.compare
+        ep.log.output = ep.output
+        ep.extend_input([ln for ln in clip_data(shot.data).splitlines() if ln.strip()])
+        ep.files.instruction = ensure_output_named(shot.instruction.strip(), ep.output)
+        ep.files.solve_sh = shot.solve_sh
+        ep.finish(result, candidate_dir, check=False)
+
+    return drive_episode(
+        body,
+        "prompt-recorded",
+        model,
+        backend,
+        ctx,
+        episode_dir=episode_dir,
+        task_id=task_id,
+        config=config,
+        exit_reason="answered",
+    )
