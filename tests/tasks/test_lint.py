@@ -229,9 +229,9 @@ def test_multi_step_info(make_task: MakeTask) -> None:
         "steps/two/solution/solve.sh": "#!/bin/bash\ntouch /app/b.txt\n",
     }
     findings = lint_task(make_task(files=files))
-    assert rules(findings) == ["multi-step"]
-    assert findings[0].severity == "info"
-    assert "not supported yet" in findings[0].message
+    assert rules(findings) == ["unsupported-feature"]
+    assert findings[0].severity == "warning"
+    assert findings[0].message.startswith("multi-step: ")
 
 
 def test_multi_step_checks_each_step(make_task: MakeTask) -> None:
@@ -247,7 +247,7 @@ def test_multi_step_checks_each_step(make_task: MakeTask) -> None:
     assert got == [
         ("missing-instruction", "steps/two/instruction.md"),
         ("missing-test-script", "steps/two/tests/test.sh"),
-        ("multi-step", "task.toml"),
+        ("unsupported-feature", "task.toml"),
     ]
 
 

@@ -58,6 +58,12 @@ class _Section(BaseModel):
         return sorted((self.model_extra or {}).keys())
 
 
+class ArtifactTable(_Section):
+    """Harbor's table form of an artifact entry (``{source = "/app", destination = "out"}``)."""
+
+    source: str
+
+
 class NetworkMode(enum.StrEnum):
     PUBLIC = "public"
     NO_NETWORK = "no-network"
@@ -81,6 +87,9 @@ class VerifierConfig(_Section):
     environment_mode: Literal["shared", "separate"] = "shared"
     network_mode: NetworkMode | None = None
     allowed_hosts: list[str] = Field(default_factory=list)
+    # Harbor 0.26 fields read so that a task using them is refused by name (tasks/support.py), never run without.
+    environment: dict[str, Any] | None = None
+    collect: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class AgentConfig(_Section):
@@ -104,6 +113,7 @@ class EnvironmentConfig(_Section):
     workdir: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     healthcheck: Any | None = None
+    tpu: Any | None = None
     # Harbor fields this project does not act on; declared so real tasks lint clean and round-trip.
     mcp_servers: list[Any] = Field(default_factory=list)
     skills_dir: str | None = None
@@ -151,11 +161,14 @@ class StepConfig(_Section):
     contributes_to_mean: bool | None = None
     agent: AgentConfig | None = None
     verifier: VerifierConfig | None = None
+    healthcheck: Any | None = None
+    artifacts: list[ArtifactPath | ArtifactTable] = Field(default_factory=list)
 
 
 class TaskConfig(_Section):
     schema_version: str = SCHEMA_VERSION
-    artifacts: list[ArtifactPath] = Field(default_factory=list)
+    # Harbor also accepts tables ({source, destination, ...}); they are read, and refused (tasks/support.py).
+    artifacts: list[ArtifactPath | ArtifactTable] = Field(default_factory=list)
     task: TaskInfo = Field(default_factory=TaskInfo)
     metadata: dict[str, Any] = Field(default_factory=dict)
     verifier: VerifierConfig = Field(default_factory=VerifierConfig)
@@ -163,7 +176,7 @@ class TaskConfig(_Section):
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     solution: SolutionConfig = Field(default_factory=SolutionConfig)
     steps: list[StepConfig] = Field(default_factory=list)
-    multi_step_reward_strategy: str | None = None
+    multi_step_reward_strategy: Literal["mean", "final"] | None = None
     source: str | None = None
 
     @model_validator(mode="before")
@@ -175,6 +188,11 @@ class TaskConfig(_Section):
             version = data.pop("version")
             data.setdefault("schema_version", str(version))
         return data
+
+    @property
+    def artifact_paths(self) -> list[str]:
+        """The artifacts given as container paths (tables are refused before any trial runs)."""
+        return [a for a in self.artifacts if isinstance(a, str)]
 
     @property
     def is_multi_step(self) -> bool:

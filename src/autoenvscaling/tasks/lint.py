@@ -29,6 +29,7 @@ from autoenvscaling.tasks.errors import TaskFormatError
 from autoenvscaling.tasks.lint_text import download_lines, relative_paths, toml_key_line
 from autoenvscaling.tasks.model import iter_task_files, parse_task_toml
 from autoenvscaling.tasks.paths import CONTAINER_REWARD_JSON, CONTAINER_REWARD_TXT, TaskPaths
+from autoenvscaling.tasks.support import unsupported_features
 
 Severity = Literal["error", "warning", "info"]
 
@@ -50,7 +51,7 @@ RULES: dict[str, Severity] = {
     "grading-download": "warning",
     "test-script-no-shebang": "warning",
     "uncataloged-base-image": "warning",
-    "multi-step": "info",
+    "unsupported-feature": "warning",
 }
 
 
@@ -304,12 +305,14 @@ def _config_rules(ctx: _Ctx) -> Iterable[Finding]:
     for key in ctx.config.unknown_key_paths():
         line = toml_key_line(ctx.toml_text, key)
         yield _finding("unknown-key", "task.toml", f"unknown key {key} (ignored)", line)
-    if ctx.config.is_multi_step:
-        yield _finding(
-            "multi-step",
-            "task.toml",
-            f"{len(ctx.config.steps)} steps: multi-step tasks are parsed; running them is not supported yet",
-        )
+
+
+def _support_rule(ctx: _Ctx) -> Iterable[Finding]:
+    """Harbor features this runner refuses (tasks/support.py): valid for Harbor, an error for validate here."""
+    for u in unsupported_features(ctx.paths, ctx.config, agent_facing=True):
+        line = toml_key_line(ctx.toml_text, u.key) if u.key else None
+        message = f"{u.feature}: {u.why} (validate and solve refuse the task as an error)"
+        yield _finding("unsupported-feature", u.file, message, line)
 
 
 def _relative_path_rule(ctx: _Ctx) -> Iterable[Finding]:
@@ -349,6 +352,7 @@ _RULE_FUNCS: tuple[Callable[[_Ctx], Iterable[Finding]], ...] = (
     _workdir_rule,
     _leak_rules,
     _config_rules,
+    _support_rule,
     _host_env_rule,
     _relative_path_rule,
     _test_script_rules,

@@ -16,6 +16,7 @@ from autoenvscaling.sandbox.base import LABEL, BuildSpec, SandboxBackend, Sandbo
 from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.model import iter_task_files
+from autoenvscaling.tasks.support import unsupported_features
 
 TASK_IMAGE_REPO = "autoenv-task"
 # Limits applied when task.toml is silent (documented in docs/security.md). A task may ask for less or more;
@@ -41,32 +42,20 @@ def environment_hash(env_dir: Path, extra: str = "") -> str:
     return h.hexdigest()[:16]
 
 
-def check_supported(task: Task) -> None:
+def check_supported(task: Task, *, agent_facing: bool = False) -> None:
+    """Refuse, naming the feature, a task that uses something this runner would otherwise skip (tasks/support.py).
+
+    ``agent_facing``: the trial's agent is not the oracle or nop, so agent-only features count too."""
     cfg = task.config
-    for field, mode in (
-        ("agent.network_mode", cfg.agent.network_mode),
-        ("verifier.network_mode", cfg.verifier.network_mode),
-        ("environment.network_mode", cfg.environment.network_mode),
-    ):
-        if mode == NetworkMode.ALLOWLIST:
-            raise UnsupportedTaskError(
-                f'{task.paths.config}: {field} = "allowlist" is not supported here (it would mean full '
-                'internet); use "no-network" or "public"'
-            )
+    found = unsupported_features(task.paths, cfg, agent_facing=agent_facing)
+    if found:
+        more = f" (and {len(found) - 1} more unsupported feature(s))" if len(found) > 1 else ""
+        raise UnsupportedTaskError(f"{task.paths.root.name}: {found[0].message}{more}")
     shared = cfg.verifier.environment_mode == "shared"
     if shared and cfg.agent_network_mode == NetworkMode.NO_NETWORK != cfg.verifier_network_mode:
         raise UnsupportedTaskError(
             f"{task.paths.config}: a shared-mode verifier cannot get a network the agent did not have; "
             'use [verifier] environment_mode = "separate"'
-        )
-    if task.config.is_multi_step:
-        raise UnsupportedTaskError(
-            f"{task.paths.config}: multi-step tasks ([[steps]]) are parsed but running them is not supported yet"
-        )
-    if task.paths.compose_file.exists() and not task.paths.dockerfile.exists():
-        raise UnsupportedTaskError(
-            f"{task.paths.compose_file}: multi-container tasks (docker-compose) are not supported; "
-            "add environment/Dockerfile for the main service"
         )
 
 

@@ -35,7 +35,7 @@ from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_LOGS_ARTIFACTS, CONTAINER_LOGS_VERIFIER
 from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.confine import artifact_dest, merge_untrusted
-from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTaskError
+from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTaskError, check_supported
 from autoenvscaling.verify.errors import AgentTimeoutError, TrialWatchdogError
 from autoenvscaling.verify.paths import TrialPaths
 from autoenvscaling.verify.prewarm import Prewarmer
@@ -49,6 +49,9 @@ _MKDIR_LOGS = (
     f"mkdir -p {CONTAINER_LOGS_AGENT} {CONTAINER_LOGS_VERIFIER} {CONTAINER_LOGS_ARTIFACTS}"
     f" && chmod 0777 {CONTAINER_LOGS_AGENT} {CONTAINER_LOGS_ARTIFACTS}"
 )
+
+# Agents that never read agent-facing task features (MCP servers, skills), as in Harbor.
+_HARNESS_AGENTS = frozenset({"oracle", "nop"})
 
 
 class TrialOptions(BaseModel):
@@ -247,6 +250,7 @@ class TrialRunner:
         try:
             result.environment_setup = TimingInfo()
             with _timed(result.environment_setup):
+                check_supported(task, agent_facing=agent.info.name not in _HARNESS_AGENTS)
                 sandbox = self._sandbox(task, trial_dir, prewarm_next)
                 sandboxes.append(sandbox)
                 mark = agent_phase_mark(sandbox, before=_MKDIR_LOGS)
@@ -351,7 +355,7 @@ class TrialRunner:
         sandboxes.append(sandbox)
         self._started(sandbox)
         sandbox.exec(_MKDIR_LOGS, timeout=30, user="0")
-        for artifact in task.config.artifacts:
+        for artifact in task.config.artifact_paths:
             src = artifact_dest(paths.artifacts_dir, artifact)
             if src.exists():
                 sandbox.upload(src, artifact)
@@ -369,7 +373,7 @@ class TrialRunner:
             pass  # no /logs/agent: nothing to keep
         if staging.exists():
             merge_untrusted(staging, paths.agent_dir)
-        for artifact in task.config.artifacts:
+        for artifact in task.config.artifact_paths:
             dest = artifact_dest(paths.artifacts_dir, artifact)
             dest.parent.mkdir(parents=True, exist_ok=True)
             try:

@@ -1,0 +1,176 @@
+"""Harbor features this runner does not run, named, so a task that uses one is refused instead of half-run.
+
+A task whose feature we skipped would still produce a reward, and that reward would be a wrong verdict (a
+multi-container task run as one container scores 0: "invalid"). So every such feature is listed here, once:
+``autoenv tasks lint`` reports each as an ``unsupported-feature`` warning, and validate, solve and calibration
+refuse the task as an *error* (``UnsupportedTaskError`` in ``verify/environment.py``), never ``invalid``.
+
+Features only an LLM agent would use (MCP servers, skills) are ignored by the oracle and nop agents, as Harbor's
+own oracle ignores them; they are refused only for the other agents (``agent_facing=True``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from autoenvscaling.tasks.config import NetworkMode, TaskConfig
+from autoenvscaling.tasks.paths import TaskPaths
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """One refused feature: a short id, where the task uses it, and why running without it would be wrong."""
+
+    feature: str
+    file: str  # task-relative
+    key: str | None  # the dotted task.toml key, when the feature is one
+    why: str
+
+    @property
+    def message(self) -> str:
+        where = self.file if self.key is None else f"{self.file} {self.key}"
+        return f"{where}: {self.why}"
+
+
+def _network(config: TaskConfig) -> list[Unsupported]:
+    found: list[Unsupported] = []
+    sections: list[tuple[str, Any]] = [
+        ("agent", config.agent),
+        ("verifier", config.verifier),
+        ("environment", config.environment),
+    ]
+    for name, section in sections:
+        if section.network_mode == NetworkMode.ALLOWLIST:
+            found.append(
+                Unsupported(
+                    "network-allowlist",
+                    "task.toml",
+                    f"{name}.network_mode",
+                    '"allowlist" is not supported here (it would mean full internet); use "no-network" or "public"',
+                )
+            )
+    return found
+
+
+def _environment(paths: TaskPaths, config: TaskConfig) -> list[Unsupported]:
+    env = config.environment
+    found: list[Unsupported] = []
+    if paths.compose_file.exists():
+        found.append(
+            Unsupported(
+                "docker-compose",
+                "environment/docker-compose.yaml",
+                None,
+                "multi-container tasks (docker-compose services next to main) are not supported yet; "
+                "run as one container the task would lose its services and score wrongly",
+            )
+        )
+    if env.os.lower() != "linux":
+        found.append(
+            Unsupported("non-linux-os", "task.toml", "environment.os", f"os = {env.os!r}: only linux runs here")
+        )
+    if (env.gpus or 0) > 0:
+        found.append(
+            Unsupported("gpus", "task.toml", "environment.gpus", f"gpus = {env.gpus}: sandboxes here get no GPU")
+        )
+    if env.tpu is not None:
+        found.append(Unsupported("tpu", "task.toml", "environment.tpu", "sandboxes here get no TPU"))
+    if env.healthcheck is not None:
+        found.append(
+            Unsupported(
+                "healthcheck",
+                "task.toml",
+                "environment.healthcheck",
+                "readiness healthchecks are not run yet; the agent could start before the environment is ready",
+            )
+        )
+    return found
+
+
+def _verifier(paths: TaskPaths, config: TaskConfig) -> list[Unsupported]:
+    ver = config.verifier
+    found: list[Unsupported] = []
+    if ver.environment is not None:
+        found.append(
+            Unsupported(
+                "verifier-environment",
+                "task.toml",
+                "verifier.environment",
+                "a verifier environment of its own ([verifier.environment]) is not supported; "
+                "separate mode here reuses the task image",
+            )
+        )
+    if ver.environment_mode == "separate":
+        for name in ("Dockerfile", "docker-compose.yaml"):
+            if (paths.tests_dir / name).is_file():
+                found.append(
+                    Unsupported(
+                        "verifier-image",
+                        f"tests/{name}",
+                        None,
+                        "a separate verifier built from tests/ is not supported; separate mode here reuses the "
+                        "task image",
+                    )
+                )
+    if ver.collect:
+        found.append(
+            Unsupported(
+                "verifier-collect",
+                "task.toml",
+                "verifier.collect",
+                "[[verifier.collect]] hooks are not run yet; the files they would snapshot would be missing",
+            )
+        )
+    return found
+
+
+def _artifacts(config: TaskConfig) -> list[Unsupported]:
+    entries = [*config.artifacts, *(a for step in config.steps for a in step.artifacts)]
+    if all(isinstance(a, str) for a in entries):
+        return []
+    return [
+        Unsupported(
+            "artifact-table",
+            "task.toml",
+            "artifacts",
+            "artifacts given as tables ({source, destination, ...}) are not supported; list container paths",
+        )
+    ]
+
+
+def _steps(config: TaskConfig) -> list[Unsupported]:
+    if not config.is_multi_step:
+        return []
+    return [
+        Unsupported(
+            "multi-step",
+            "task.toml",
+            "steps",
+            f"multi-step tasks ({len(config.steps)} [[steps]]) are parsed but running them is not supported yet",
+        )
+    ]
+
+
+def _agent_facing(config: TaskConfig) -> list[Unsupported]:
+    env = config.environment
+    found: list[Unsupported] = []
+    if env.mcp_servers:
+        found.append(
+            Unsupported("mcp-servers", "task.toml", "environment.mcp_servers", "our agents are given no MCP servers")
+        )
+    if env.skills_dir:
+        found.append(Unsupported("skills-dir", "task.toml", "environment.skills_dir", "our agents load no skills"))
+    return found
+
+
+def unsupported_features(paths: TaskPaths, config: TaskConfig, *, agent_facing: bool = False) -> list[Unsupported]:
+    """Every refused feature the task uses (empty: it runs here). ``agent_facing``: also the agent-only ones."""
+    found = [
+        *_network(config),
+        *_environment(paths, config),
+        *_verifier(paths, config),
+        *_artifacts(config),
+        *_steps(config),
+    ]
+    return found + _agent_facing(config) if agent_facing else found

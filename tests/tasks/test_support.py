@@ -1,0 +1,110 @@
+"""Harbor features we do not run are named: a lint warning here, an UnsupportedTaskError (an error) at run time."""
+
+from __future__ import annotations
+
+import pytest
+from task_factory import TASK_TOML, MakeTask
+
+from autoenvscaling.tasks import load_task
+from autoenvscaling.tasks.lint import lint_task
+from autoenvscaling.tasks.support import unsupported_features
+from autoenvscaling.verify.environment import UnsupportedTaskError, check_supported
+
+COMPOSE = """\
+services:
+  main:
+    depends_on:
+      db:
+        condition: service_healthy
+  db:
+    build: ./db
+"""
+
+# (case id, files to add or replace, the feature id it must be refused as)
+CASES: list[tuple[str, dict[str, str | None], str]] = [
+    ("compose", {"environment/docker-compose.yaml": COMPOSE}, "docker-compose"),
+    ("os", {"task.toml": TASK_TOML.replace("cpus = 1", 'cpus = 1\nos = "windows"')}, "non-linux-os"),
+    ("gpus", {"task.toml": TASK_TOML.replace("cpus = 1", "cpus = 1\ngpus = 1")}, "gpus"),
+    ("tpu", {"task.toml": TASK_TOML + '\n[environment.tpu]\ntype = "v5e"\n'}, "tpu"),
+    (
+        "healthcheck",
+        {"task.toml": TASK_TOML + '\n[environment.healthcheck]\ncommand = "test -f /app/ready"\n'},
+        "healthcheck",
+    ),
+    (
+        "verifier-environment",
+        {"task.toml": TASK_TOML + '\n[verifier.environment]\ndocker_image = "autoenv/python:latest"\n'},
+        "verifier-environment",
+    ),
+    (
+        "verifier-image",
+        {
+            "task.toml": TASK_TOML.replace("timeout_sec = 120", 'timeout_sec = 120\nenvironment_mode = "separate"'),
+            "tests/Dockerfile": "FROM autoenv/python:latest\n",
+        },
+        "verifier-image",
+    ),
+    (
+        "collect",
+        {"task.toml": TASK_TOML + '\n[[verifier.collect]]\ncommand = "git diff > /logs/artifacts/p.diff"\n'},
+        "verifier-collect",
+    ),
+    (
+        "artifact-table",
+        {"task.toml": 'artifacts = [{ source = "/app", destination = "app" }]\n' + TASK_TOML},
+        "artifact-table",
+    ),
+    (
+        "allowlist",
+        {"task.toml": TASK_TOML.replace("cpus = 1", 'cpus = 1\nnetwork_mode = "allowlist"')},
+        "network-allowlist",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "feature"), [(f, x) for _, f, x in CASES], ids=[c[0] for c in CASES])
+def test_unsupported_feature_is_named_everywhere(
+    make_task: MakeTask, files: dict[str, str | None], feature: str
+) -> None:
+    root = make_task(files=files)
+    task = load_task(root)  # Harbor accepts the task: it must load, not be "task-toml-invalid"
+    assert [u.feature for u in unsupported_features(task.paths, task.config)] == [feature]
+
+    warned = [f for f in lint_task(root) if f.rule == "unsupported-feature"]
+    assert len(warned) == 1 and warned[0].severity == "warning"
+    assert warned[0].message.startswith(f"{feature}: ")
+
+    with pytest.raises(UnsupportedTaskError) as err:
+        check_supported(task)
+    assert "\n" not in str(err.value)
+    assert str(err.value).startswith(f"{root.name}: ")
+
+
+def test_compose_is_refused_even_with_a_dockerfile(make_task: MakeTask) -> None:
+    # The wrong verdict of issue 14: with a Dockerfile next to it, the compose file used to be ignored.
+    task = load_task(make_task(files={"environment/docker-compose.yaml": COMPOSE}))
+    assert task.paths.dockerfile.is_file()
+    with pytest.raises(UnsupportedTaskError, match=r"docker-compose\.yaml: multi-container tasks"):
+        check_supported(task)
+
+
+def test_agent_facing_features_only_for_agents(make_task: MakeTask) -> None:
+    toml = TASK_TOML + '\n[[environment.mcp_servers]]\nname = "docs"\nurl = "http://docs:8000/sse"\n'
+    task = load_task(make_task(files={"task.toml": toml}))
+    check_supported(task)  # the oracle and nop never use MCP servers
+    with pytest.raises(UnsupportedTaskError, match="MCP servers"):
+        check_supported(task, agent_facing=True)
+    assert [f.rule for f in lint_task(task.paths.root)] == ["unsupported-feature"]
+
+
+def test_several_features_are_counted(make_task: MakeTask) -> None:
+    toml = TASK_TOML.replace("cpus = 1", "cpus = 1\ngpus = 2")
+    task = load_task(make_task(files={"task.toml": toml, "environment/docker-compose.yaml": COMPOSE}))
+    with pytest.raises(UnsupportedTaskError, match=r"\(and 1 more unsupported feature\(s\)\)"):
+        check_supported(task)
+
+
+def test_clean_task_is_supported(make_task: MakeTask) -> None:
+    task = load_task(make_task())
+    assert unsupported_features(task.paths, task.config, agent_facing=True) == []
+    check_supported(task, agent_facing=True)
