@@ -175,3 +175,26 @@ def test_an_instruction_that_gives_the_answer_away_is_rejected(tmp_path: Path, b
         tmp_path, backend, [json.dumps(idea), solve, leaky, OK], proposer={"staged": {"order": "solution_first"}}
     )
     assert record.verdict == "no-candidate" and record.failed_checks == ["answer-in-instruction"]
+
+
+@pytest.mark.parametrize("repaired", [True, False])
+def test_an_instruction_that_leaves_out_the_rules_keyword_is_repaired_or_completed(
+    tmp_path: Path, backend: DockerBackend, repaired: bool
+) -> None:
+    idea = {**IDEA, "change": "Count the requests of one method", "output_file": "/app/countpost.txt"}
+    solve = "```bash\ngrep -c 'POST' /app/data/access.log > /app/countpost.txt\n```"
+    vague = "Count the requests of one method in /app/data/access.log and write the number to /app/countpost.txt."
+    fixed = "Count the POST requests in /app/data/access.log and write the number to /app/countpost.txt."
+    replies = [json.dumps(idea), solve, vague, OK, fixed if repaired else vague]
+    record, model = _run(
+        tmp_path, backend, replies, reproduce_attempts=0, proposer={"staged": {"order": "solution_first"}}
+    )
+    assert record.verdict == "valid", record
+    assert "did not mention POST" in model.calls[4][-1].content
+    instruction = (Path(record.candidate_dir or "") / "instruction.md").read_text()
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert log["unnamed"] == ["POST"] and log["repairs"] == 1
+    assert instruction.startswith(fixed if repaired else vague)
+    assert ("The rule uses these values: `POST`." in instruction) is not repaired
+    # The first line of the input the script reads, as a parsing hint.
+    assert "A line of /app/data/access.log looks like: `10.0.0.1 GET /index.html 200`" in instruction

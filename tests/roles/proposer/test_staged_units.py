@@ -222,3 +222,32 @@ def test_a_format_example_is_one_line_of_a_longer_output() -> None:
     )
     assert "One line of" in with_format_hint("Do it.", "/app/e.txt", many, "sorted_lines")
     assert with_format_hint("Do it.", "/app/e.txt", {"/app/e.txt": "2\n"}, "exact") == "Do it."
+
+
+def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_told() -> None:
+    from autoenvscaling.roles.proposer.staged.text import script_references, unnamed_references, with_references
+
+    script = (
+        "#!/bin/bash\n# read /etc/ignored\nmkdir -p /app/out\n"
+        "find /srv/data -type f | while read f; do\n"
+        '  [ "$(stat -c \'%U\' "$f")" == "backup" ] && echo "$f" >> /app/out.txt\ndone\n'
+        "awk 'NR > 1 && $4 >= 400' /app/data/access.log | grep -v 'run' > /dev/null 2>&1 | tee -a /tmp/x\n"
+    )
+    assert script_references(script, "/app/out.txt") == ["/srv/data", "/app/data/access.log", "backup", "run", "400"]
+    told = "Under /srv/data, list the files owned by backup; use /app/data/access.log with status 4000."
+    assert unnamed_references(told, script, "/app/out.txt") == ["run", "400"]  # 4000 is not 400
+    assert with_references("Do it.", ["/srv/data", "run"]) == (
+        "Do it.\nThe input is in /srv/data. The rule uses these values: `run`."
+    )
+    assert with_references("Do it.", []) == "Do it."
+
+
+def test_the_input_hint_shows_the_first_line_of_each_input_the_script_reads() -> None:
+    from autoenvscaling.roles.proposer.staged.text import with_input_hint
+
+    inputs = {"/app/a.log": "x 1\ny 2\n", "/app/b.log": "p\nq\n", "/app/one.txt": "only\n"}
+    hinted = with_input_hint("Sum it.", inputs, "awk '{s+=$2} END {print s}' /app/a.log /app/one.txt > /app/r")
+    assert hinted == "Sum it.\nA line of /app/a.log looks like: `x 1`"  # b.log is not read, one.txt has 1 line
+    assert with_input_hint("Lines like x 1 are in /app/a.log.", inputs, "cat /app/a.log") == (
+        "Lines like x 1 are in /app/a.log."
+    )

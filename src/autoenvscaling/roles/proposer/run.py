@@ -44,7 +44,8 @@ from autoenvscaling.roles.proposer.records import (
     ValidationStats,
 )
 from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduce
-from autoenvscaling.roles.proposer.staged.episode import StagedContext, run_staged_episode
+from autoenvscaling.roles.proposer.staged.episode import StagedContext
+from autoenvscaling.roles.proposer.staged.flow import run_staged_episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
 from autoenvscaling.roles.proposer.staged.parents import Parent, parent_candidates, worked_example
 from autoenvscaling.roles.proposer.staged.render import is_recorded

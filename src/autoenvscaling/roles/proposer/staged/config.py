@@ -24,7 +24,14 @@ class StagedConfig(BaseModel):
     run_timeout_sec: float = Field(default=60.0, gt=0, description="one solve.sh run in the draft's image")
     data_lines: tuple[int, int] = Field(default=(4, 10), description="asked number of lines added to the input")
     format_hint: bool = Field(
-        default=True, description="add one line of a 3+ line recorded output to the instruction as a format example"
+        default=True,
+        description="complete the instruction mechanically: what it left out of the solution's rule, the first "
+        "line of each input read, one line of a 3+ line recorded output as a format example",
+    )
+    precision_repair: bool = Field(
+        default=True,
+        description="solution_first: rewrite the instruction once when it leaves out a path, word or threshold "
+        "the solution uses",
     )
     check: bool = Field(default=True, description="validate the finished draft (repeats=1) before submitting")
     cross_oracle: bool = Field(default=True, description="the parent's solution must fail the child's tests")

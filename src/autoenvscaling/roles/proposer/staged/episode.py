@@ -21,7 +21,6 @@ Episode dir: ``trajectory.json``, ``staged.json`` (the decisions and what the ha
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,14 +30,13 @@ from pydantic import BaseModel, Field
 
 from autoenvscaling import __version__
 from autoenvscaling.agent.trajectory import AgentInfo, TrajectoryRecorder
-from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.proposer import prompts
 from autoenvscaling.roles.proposer.domain import DomainContext
-from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, check_novelty
+from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK
 from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
-from autoenvscaling.roles.proposer.staged.calls import BudgetSpent, StageCaller, fenced_or_plain, parse_json
+from autoenvscaling.roles.proposer.staged.calls import StageCaller, fenced_or_plain, parse_json
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.parents import Parent
 from autoenvscaling.roles.proposer.staged.render import write_draft
@@ -54,15 +52,13 @@ from autoenvscaling.roles.proposer.staged.spec import (
     safe_output_path,
 )
 from autoenvscaling.roles.proposer.staged.text import (
-    answer_in_instruction,
     clip_data,
     ensure_output_named,
     looks_like_prose,
     slug,
-    with_format_hint,
 )
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
-from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
+from autoenvscaling.validate.validator import ValidationConfig
 
 STAGED_AGENT = "autoenv-proposer-staged"
 IDEA_UNPARSEABLE = "idea-unparseable"
@@ -90,6 +86,7 @@ class StagedLog(BaseModel):
     recorded: bool = False
     guard: str | None = None
     guard_detail: str = ""
+    unnamed: list[str] = Field(default_factory=list)  # what the instruction left out of the script's rule
     cross_oracle_passed: bool | None = None
     check_passed: bool | None = None
     check_failed: list[str] = Field(default_factory=list)
@@ -311,47 +308,6 @@ class Episode:
         else:
             ask()
 
-    def solve_loop(self) -> bool:
-        """Solutions until one runs cleanly and the model calls its output ok.
-
-        A small model's self-critique flip-flops: when the repairs run out without an ``ok``, the first clean
-        solution is kept (its reading of the instruction is as good as any later one, and the blind
-        reproduction judges it anyway).
-        """
-        self.ask_solution()
-        first_clean: DraftFiles | None = None
-        attempts = 1
-        while True:
-            self.log.solution_attempts = attempts
-            observation, problem = self.observe()
-            if problem is None:
-                if first_clean is None:
-                    first_clean = self.files.model_copy(deep=True)
-                decision = self.ask_decision(observation)
-                self.log.decisions.append(f"{decision.decision}: {decision.reason}"[:300])
-                if decision.decision == "ok":
-                    return True
-                if self.log.repairs >= self.config.max_repairs or attempts >= self.config.solution_samples:
-                    self.files = first_clean
-                    return True
-                self.log.repairs += 1
-                if decision.decision == "fix_data" and self.wants_data():
-                    self.ask_data()
-                elif decision.decision == "fix_instruction":
-                    self.ask_instruction()
-                else:
-                    attempts += 1
-                    self.ask_solution(self.files.solve_sh, decision.reason or "the output is not what was asked")
-                continue
-            self.log.guard, self.log.guard_detail = problem
-            if attempts >= self.config.solution_samples:
-                if first_clean is not None:
-                    self.files = first_clean
-                    return True
-                return False
-            attempts += 1
-            self.retry(self.ask_solution, attempts, problem[1])
-
     def ask_solution_first(self, previous: str = "", problem: str = "") -> None:
         assert self.log.idea is not None
         reply = self.caller.ask(
@@ -367,7 +323,7 @@ class Episode:
         )
         self.files.solve_sh = fenced_or_plain(reply)
 
-    def ask_describe(self) -> None:
+    def ask_describe(self, problem: str = "") -> None:
         """The instruction, written from the script and the output it really produced."""
         assert self.log.idea is not None and self.last_run is not None
         text = self.last_run.outputs.get(self.output) or ""
@@ -382,93 +338,8 @@ class Episode:
             solve_sh=self.files.solve_sh,
             output_file=self.output,
             output_head=head,
+            problem=problem,
         )
-
-    def solution_first_loop(self) -> bool:
-        """Code first, words after: a script that runs cleanly, then the instruction that describes what it
-        wrote (a coder model explains code it sees more reliably than it writes code to match vague words)."""
-        self.ask_solution_first()
-        attempts = 1
-        while True:
-            self.log.solution_attempts = attempts
-            observation, problem = self.observe()
-            if problem is None:
-                break
-            self.log.guard, self.log.guard_detail = problem
-            if attempts >= self.config.solution_samples:
-                return False
-            attempts += 1
-            self.retry(self.ask_solution_first, attempts, problem[1])
-        self.log.guard, self.log.guard_detail = None, ""
-        self.ask_describe()
-        decision = self.ask_decision(observation)
-        self.log.decisions.append(f"{decision.decision}: {decision.reason}"[:300])
-        if decision.decision == "fix_instruction" and self.config.max_repairs > 0:
-            self.log.repairs += 1
-            self.ask_describe()
-        return True
-
-    def finish(self, result: GenerationResult, candidate_dir: Path, *, check: bool) -> None:
-        """Record, novelty, check, submit: the steps both staged arms share."""
-        self.log.guard, self.log.guard_detail = None, ""
-        draft = self.draft()
-        recording, expectations = rec.record_expectations(
-            self.runner, draft, self.files.solve_sh, {self.output: self.compare}, self.inputs
-        )
-        if not recording.ok:
-            self.log.guard, self.log.guard_detail = recording.check, recording.detail
-            self.caller.note("record", f"not recorded: {recording.check}: {recording.detail}")
-            result.failed_checks = [recording.check or "record"]
-            return
-        leak = answer_in_instruction(self.files.instruction, recording.outputs)
-        if leak:
-            self.log.guard, self.log.guard_detail = ANSWER_IN_INSTRUCTION, leak
-            self.caller.note("record", f"not recorded: {ANSWER_IN_INSTRUCTION}: {leak}")
-            result.failed_checks = [ANSWER_IN_INSTRUCTION]
-            return
-        self.log.recorded = True
-        if self.config.format_hint:
-            self.files.instruction = with_format_hint(
-                self.files.instruction, self.output, recording.outputs, self.compare
-            )
-        final = self.write(
-            self.episode_dir / "final" / self.task_id, expectations=expectations, expected=recording.outputs
-        )
-        self.caller.note("record", "recorded: " + ", ".join(f"{e.path} ({e.compare})" for e in expectations))
-        if self.config.cross_oracle:
-            same = rec.cross_oracle(self.runner, final, self.ctx.parent.solve_sh, expectations, recording.outputs)
-            self.log.cross_oracle_passed = not same
-            if same:
-                self.caller.note("novelty", "the parent's solution already passes this task: not new")
-                result.failed_checks = [rec.CROSS_ORACLE]
-                return
-        novelty = check_novelty(final, self.ctx.references, self.ctx.novelty_threshold)
-        if not novelty.is_new:
-            self.caller.note("novelty", f"too similar to {novelty.duplicate_of}")
-            result.failed_checks = [NOT_NEW]
-            return
-        if check:
-            validator = TaskValidator(
-                self.backend,
-                self.runner.builder,
-                self.ctx.validation.model_copy(update={"repeats": 1, "network": False}),
-                self.episode_dir / "check" / "trials",
-                run_id=self.ctx.run_id,
-            )
-            report = validator.validate(final)
-            self.log.check_passed = report.verdict.value == "valid"
-            self.log.check_failed = list(report.failed_checks) or ([report.error] if report.error else [])
-            self.caller.note("check", f"check: {report.verdict.value} {' '.join(report.failed_checks)}".strip())
-            if report.verdict.value == "error":
-                raise AutoEnvError(f"check could not run: {report.error}")
-            if not self.log.check_passed:
-                result.failed_checks = list(report.failed_checks)
-                return
-        shutil.rmtree(candidate_dir, ignore_errors=True)
-        shutil.copytree(final, candidate_dir)
-        result.candidate_dir, result.chosen_draft = str(candidate_dir), "current"
-        result.last_check_passed = self.log.check_passed
-        result.exit_reason = "submitted"
 
     def close(self, result: GenerationResult, started: float) -> GenerationResult:
         result.turns = self.caller.calls
@@ -485,73 +356,3 @@ class Episode:
         )
         (self.episode_dir / "generation.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
         return result
-
-
-def drive_episode(
-    body: Callable[[Episode, GenerationResult], None],
-    mode: Mode,
-    model: Model,
-    backend: SandboxBackend,
-    ctx: StagedContext,
-    *,
-    episode_dir: Path,
-    task_id: str,
-    config: StagedConfig,
-    exit_reason: str,
-) -> GenerationResult:
-    """Set up an episode, run ``body``, and close it: a spent budget is an exit reason, an endpoint or engine
-    failure an error (never a rejection)."""
-    shutil.rmtree(episode_dir, ignore_errors=True)
-    episode_dir.mkdir(parents=True)
-    started = time.perf_counter()
-    result = GenerationResult(id=task_id, mode=mode, episode_dir=str(episode_dir), exit_reason=exit_reason)
-    ep = Episode(model, backend, ctx, config, episode_dir, task_id, mode)
-    try:
-        body(ep, result)
-    except BudgetSpent as e:
-        result.exit_reason, result.failed_checks = e.reason, [e.reason]
-    except AutoEnvError as e:
-        result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
-    return ep.close(result, started)
-
-
-def run_staged_episode(
-    model: Model,
-    backend: SandboxBackend,
-    ctx: StagedContext,
-    *,
-    episode_dir: Path,
-    candidate_dir: Path,
-    task_id: str,
-    config: StagedConfig | None = None,
-) -> GenerationResult:
-    """One staged episode; a task dir lands in ``candidate_dir`` only when every stage passed."""
-    config = config or StagedConfig()
-
-    def body(ep: Episode, result: GenerationResult) -> None:
-        if not ep.ask_idea():
-            result.failed_checks = [IDEA_UNPARSEABLE]
-            return
-        if ep.wants_data():
-            ep.ask_data()
-        if config.order == "solution_first":
-            solved = ep.solution_first_loop()
-        else:
-            ep.ask_instruction()
-            solved = ep.solve_loop()
-        if not solved:
-            result.failed_checks = [ep.log.guard or NO_SOLUTION]
-            return
-        ep.finish(result, candidate_dir, check=config.check)
-
-    return drive_episode(
-        body,
-        "staged",
-        model,
-        backend,
-        ctx,
-        episode_dir=episode_dir,
-        task_id=task_id,
-        config=config,
-        exit_reason="rejected",
-    )

@@ -1,5 +1,5 @@
 """The P1 baseline: one JSON reply holds every staged piece; then the same record and novelty steps as a staged
-episode (``Episode.finish``), with no observe and no fix."""
+episode (``flow.finish``), with no observe and no fix."""
 
 from __future__ import annotations
 
@@ -12,13 +12,8 @@ from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.proposer.records import GenerationResult
 from autoenvscaling.roles.proposer.staged.calls import parse_json
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
-from autoenvscaling.roles.proposer.staged.episode import (
-    DEFAULT_OUTPUT,
-    IDEA_UNPARSEABLE,
-    Episode,
-    StagedContext,
-    drive_episode,
-)
+from autoenvscaling.roles.proposer.staged.episode import DEFAULT_OUTPUT, IDEA_UNPARSEABLE, Episode, StagedContext
+from autoenvscaling.roles.proposer.staged.flow import drive_episode, finish
 from autoenvscaling.roles.proposer.staged.spec import (
     COMPARE_HELP,
     OPERATOR_HELP,
@@ -101,7 +96,7 @@ def propose_oneshot_recorded(
         ep.extend_input([ln for ln in clip_data(shot.data).splitlines() if ln.strip()])
         ep.files.instruction = ensure_output_named(shot.instruction.strip(), ep.output)
         ep.files.solve_sh = shot.solve_sh
-        ep.finish(result, candidate_dir, check=False)
+        finish(ep, result, candidate_dir, check=False)
 
     return drive_episode(
         body,

@@ -72,3 +72,88 @@ def findings_from_digest(digests: list[Any], limit: int = 6) -> list[str]:
         why = f": {err[:120]}" if err else (f" ({d.exit_reason})" if d.exit_reason else "")
         out.append(f"failed {d.task}{why}")
     return out
+
+
+# Paths a script may use without the instruction naming them: the system's own files and scratch space.
+_SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/", "/tmp/", "/usr/", "/bin/", "/sbin/", "/lib", "/run/")
+_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/?)+)")
+_WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
+_QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z][\w.@:-]{1,30})\1""")
+_COMPARED = re.compile(r"(?:>=|<=|==|!=|(?<![-=<>])[<>](?![>&=])|-(?:gt|ge|lt|le|eq|ne))\s*(-?\d+(?:\.\d+)?)\b")
+
+
+def script_references(solve_sh: str, output: str) -> list[str]:
+    """What a solver must be told to reproduce ``solve_sh``'s output: the data paths it reads, the word literals
+    it quotes (a user name, a level, a keyword) and the numbers it compares against (a threshold).
+
+    The output path, system paths, shell words (``$VAR``, options) and the numbers 0 and 1 (header skips,
+    counters) are left out."""
+    refs: list[str] = []
+    body = "\n".join(ln.split(" #", 1)[0] for ln in solve_sh.splitlines() if not ln.lstrip().startswith("#"))
+    for m in _PATH.finditer(body):
+        path = m.group(1).rstrip("/")
+        if _WRITTEN.search(body[: m.start()]):  # a file the script writes is not an input
+            continue
+        if path and path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
+            refs.append(path)
+    for m in _QUOTED.finditer(body):
+        word = m.group(2)
+        if not word.startswith("-") and word.lower() not in _SHELL_WORDS and word not in refs:
+            refs.append(word)
+    for m in _COMPARED.finditer(body):
+        number = m.group(1)
+        if number not in ("0", "1", "-1") and number not in refs:
+            refs.append(number)
+    return refs
+
+
+_SHELL_WORDS = frozenset(
+    "utf-8 utf8 c posix true false yes no on off none null r w a rb wb ascii replace ignore strict".split()
+)
+
+
+def unnamed_references(instruction: str, solve_sh: str, output: str) -> list[str]:
+    """The script's references (``script_references``) that the instruction never mentions: a blind solver
+    cannot guess a threshold, a keyword or a directory it was not told."""
+    missing = []
+    for ref in script_references(solve_sh, output):
+        if ref.startswith("/"):
+            found = ref in instruction
+        elif ref[0].isdigit() or ref[0] == "-":
+            found = re.search(rf"(?<![\d.]){re.escape(ref)}(?!\d)", instruction) is not None
+        else:  # a whole word, any case: "POST" is not named by /app/countpost.txt
+            found = re.search(rf"(?<![\w]){re.escape(ref)}(?![\w])", instruction, re.IGNORECASE) is not None
+        if not found:
+            missing.append(ref)
+    return missing
+
+
+def with_references(instruction: str, missing: list[str]) -> str:
+    """The instruction plus one sentence naming what it left out (paths as paths, values in backticks)."""
+    if not missing:
+        return instruction
+    paths = [m for m in missing if m.startswith("/")]
+    values = [m for m in missing if not m.startswith("/")]
+    parts = []
+    if paths:
+        parts.append(f"The input{'s are' if len(paths) > 1 else ' is'} in " + ", ".join(paths) + ".")
+    if values:
+        parts.append("The rule uses these values: " + ", ".join(f"`{v}`" for v in values) + ".")
+    return f"{instruction.rstrip()}\n{' '.join(parts)}"
+
+
+def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> str:
+    """The instruction plus the first line of each text input the script reads (the fields and separators a
+    solver needs to parse it), when that line is short and the instruction does not quote it already."""
+    hints = []
+    for path, text in inputs.items():
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        if path not in solve_sh or len(lines) < 2:
+            continue
+        first = lines[0].strip()
+        if len(first) > 160 or "`" in first or first in instruction:
+            continue
+        hints.append(f"A line of {path} looks like: `{first}`")
+    if not hints:
+        return instruction
+    return instruction.rstrip() + "\n" + "\n".join(hints)

@@ -1,0 +1,254 @@
+"""The order of a staged episode's stages: the two solve loops, the instruction's precision repair, and the
+steps every staged arm ends with (record, novelty, check, submit). ``episode.Episode`` holds the state and
+the single stages; this module decides which comes next."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from autoenvscaling.errors import AutoEnvError
+from autoenvscaling.llm.base import Model
+from autoenvscaling.roles.proposer.novelty import check_novelty
+from autoenvscaling.roles.proposer.records import GenerationResult, Mode
+from autoenvscaling.roles.proposer.staged import record as rec
+from autoenvscaling.roles.proposer.staged.calls import BudgetSpent
+from autoenvscaling.roles.proposer.staged.config import StagedConfig
+from autoenvscaling.roles.proposer.staged.episode import (
+    ANSWER_IN_INSTRUCTION,
+    IDEA_UNPARSEABLE,
+    NO_SOLUTION,
+    NOT_NEW,
+    Episode,
+    StagedContext,
+)
+from autoenvscaling.roles.proposer.staged.spec import DraftFiles
+from autoenvscaling.roles.proposer.staged.text import (
+    answer_in_instruction,
+    unnamed_references,
+    with_format_hint,
+    with_input_hint,
+    with_references,
+)
+from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.validate.validator import TaskValidator
+
+
+def solve_loop(ep: Episode) -> bool:
+    """Instruction first: solutions until one runs cleanly and the model calls its output ok.
+
+    A small model's self-critique flip-flops: when the repairs run out without an ``ok``, the first clean
+    solution is kept (its reading of the instruction is as good as any later one, and the blind reproduction
+    judges it anyway).
+    """
+    ep.ask_solution()
+    first_clean: DraftFiles | None = None
+    attempts = 1
+    while True:
+        ep.log.solution_attempts = attempts
+        observation, problem = ep.observe()
+        if problem is None:
+            if first_clean is None:
+                first_clean = ep.files.model_copy(deep=True)
+            decision = ep.ask_decision(observation)
+            ep.log.decisions.append(f"{decision.decision}: {decision.reason}"[:300])
+            if decision.decision == "ok":
+                return True
+            if ep.log.repairs >= ep.config.max_repairs or attempts >= ep.config.solution_samples:
+                ep.files = first_clean
+                return True
+            ep.log.repairs += 1
+            if decision.decision == "fix_data" and ep.wants_data():
+                ep.ask_data()
+            elif decision.decision == "fix_instruction":
+                ep.ask_instruction()
+            else:
+                attempts += 1
+                ep.ask_solution(ep.files.solve_sh, decision.reason or "the output is not what was asked")
+            continue
+        ep.log.guard, ep.log.guard_detail = problem
+        if attempts >= ep.config.solution_samples:
+            if first_clean is not None:
+                ep.files = first_clean
+                return True
+            return False
+        attempts += 1
+        ep.retry(ep.ask_solution, attempts, problem[1])
+
+
+def solution_first_loop(ep: Episode) -> bool:
+    """Code first, words after: a script that runs cleanly, then the instruction that describes what it wrote
+    (a coder model explains code it sees more reliably than it writes code to match vague words)."""
+    ep.ask_solution_first()
+    attempts = 1
+    while True:
+        ep.log.solution_attempts = attempts
+        observation, problem = ep.observe()
+        if problem is None:
+            break
+        ep.log.guard, ep.log.guard_detail = problem
+        if attempts >= ep.config.solution_samples:
+            return False
+        attempts += 1
+        ep.retry(ep.ask_solution_first, attempts, problem[1])
+    ep.log.guard, ep.log.guard_detail = None, ""
+    ep.ask_describe()
+    decision = ep.ask_decision(observation)
+    ep.log.decisions.append(f"{decision.decision}: {decision.reason}"[:300])
+    if decision.decision == "fix_instruction" and ep.config.max_repairs > 0:
+        ep.log.repairs += 1
+        ep.ask_describe()
+    return True
+
+
+def precision_repair(ep: Episode) -> None:
+    """When the instruction leaves out a path, a word or a threshold the solution relies on, the model
+    rewrites it once, told what is missing (``finish`` names whatever is still missing after that)."""
+    missing = unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output)
+    ep.log.unnamed = missing
+    if not missing or not ep.config.precision_repair or ep.config.order != "solution_first" or ep.last_run is None:
+        return
+    if ep.caller.calls >= ep.caller.max_calls:
+        return
+    ep.caller.note("precision", "the instruction does not mention: " + ", ".join(missing))
+    before = ep.files.instruction
+    ep.ask_describe(problem="Your previous instruction did not mention " + ", ".join(missing) + ".")
+    if len(unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output)) > len(missing):
+        ep.files.instruction = before  # the rewrite lost more than it gained
+    ep.log.repairs += 1
+
+
+def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check: bool) -> None:
+    """Record, novelty, check, submit: the steps every staged arm (the one-shot baseline too) shares."""
+    ep.log.guard, ep.log.guard_detail = None, ""
+    draft = ep.draft()
+    recording, expectations = rec.record_expectations(
+        ep.runner, draft, ep.files.solve_sh, {ep.output: ep.compare}, ep.inputs
+    )
+    if not recording.ok:
+        ep.log.guard, ep.log.guard_detail = recording.check, recording.detail
+        ep.caller.note("record", f"not recorded: {recording.check}: {recording.detail}")
+        result.failed_checks = [recording.check or "record"]
+        return
+    leak = answer_in_instruction(ep.files.instruction, recording.outputs)
+    if leak:
+        ep.log.guard, ep.log.guard_detail = ANSWER_IN_INSTRUCTION, leak
+        ep.caller.note("record", f"not recorded: {ANSWER_IN_INSTRUCTION}: {leak}")
+        result.failed_checks = [ANSWER_IN_INSTRUCTION]
+        return
+    ep.log.recorded = True
+    if ep.config.format_hint:
+        text = with_references(
+            ep.files.instruction, unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output)
+        )
+        text = with_input_hint(text, ep.inputs, ep.files.solve_sh)
+        ep.files.instruction = with_format_hint(text, ep.output, recording.outputs, ep.compare)
+    final = ep.write(ep.episode_dir / "final" / ep.task_id, expectations=expectations, expected=recording.outputs)
+    ep.caller.note("record", "recorded: " + ", ".join(f"{e.path} ({e.compare})" for e in expectations))
+    if ep.config.cross_oracle:
+        same = rec.cross_oracle(ep.runner, final, ep.ctx.parent.solve_sh, expectations, recording.outputs)
+        ep.log.cross_oracle_passed = not same
+        if same:
+            ep.caller.note("novelty", "the parent's solution already passes this task: not new")
+            result.failed_checks = [rec.CROSS_ORACLE]
+            return
+    novelty = check_novelty(final, ep.ctx.references, ep.ctx.novelty_threshold)
+    if not novelty.is_new:
+        ep.caller.note("novelty", f"too similar to {novelty.duplicate_of}")
+        result.failed_checks = [NOT_NEW]
+        return
+    if check:
+        validator = TaskValidator(
+            ep.backend,
+            ep.runner.builder,
+            ep.ctx.validation.model_copy(update={"repeats": 1, "network": False}),
+            ep.episode_dir / "check" / "trials",
+            run_id=ep.ctx.run_id,
+        )
+        report = validator.validate(final)
+        ep.log.check_passed = report.verdict.value == "valid"
+        ep.log.check_failed = list(report.failed_checks) or ([report.error] if report.error else [])
+        ep.caller.note("check", f"check: {report.verdict.value} {' '.join(report.failed_checks)}".strip())
+        if report.verdict.value == "error":
+            raise AutoEnvError(f"check could not run: {report.error}")
+        if not ep.log.check_passed:
+            result.failed_checks = list(report.failed_checks)
+            return
+    shutil.rmtree(candidate_dir, ignore_errors=True)
+    shutil.copytree(final, candidate_dir)
+    result.candidate_dir, result.chosen_draft = str(candidate_dir), "current"
+    result.last_check_passed = ep.log.check_passed
+    result.exit_reason = "submitted"
+
+
+def drive_episode(
+    body: Callable[[Episode, GenerationResult], None],
+    mode: Mode,
+    model: Model,
+    backend: SandboxBackend,
+    ctx: StagedContext,
+    *,
+    episode_dir: Path,
+    task_id: str,
+    config: StagedConfig,
+    exit_reason: str,
+) -> GenerationResult:
+    """Set up an episode, run ``body``, and close it: a spent budget is an exit reason, an endpoint or engine
+    failure an error (never a rejection)."""
+    shutil.rmtree(episode_dir, ignore_errors=True)
+    episode_dir.mkdir(parents=True)
+    started = time.perf_counter()
+    result = GenerationResult(id=task_id, mode=mode, episode_dir=str(episode_dir), exit_reason=exit_reason)
+    ep = Episode(model, backend, ctx, config, episode_dir, task_id, mode)
+    try:
+        body(ep, result)
+    except BudgetSpent as e:
+        result.exit_reason, result.failed_checks = e.reason, [e.reason]
+    except AutoEnvError as e:
+        result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
+    return ep.close(result, started)
+
+
+def run_staged_episode(
+    model: Model,
+    backend: SandboxBackend,
+    ctx: StagedContext,
+    *,
+    episode_dir: Path,
+    candidate_dir: Path,
+    task_id: str,
+    config: StagedConfig | None = None,
+) -> GenerationResult:
+    """One staged episode; a task dir lands in ``candidate_dir`` only when every stage passed."""
+    config = config or StagedConfig()
+
+    def body(ep: Episode, result: GenerationResult) -> None:
+        if not ep.ask_idea():
+            result.failed_checks = [IDEA_UNPARSEABLE]
+            return
+        if ep.wants_data():
+            ep.ask_data()
+        if config.order == "solution_first":
+            solved = solution_first_loop(ep)
+        else:
+            ep.ask_instruction()
+            solved = solve_loop(ep)
+        if not solved:
+            result.failed_checks = [ep.log.guard or NO_SOLUTION]
+            return
+        precision_repair(ep)
+        finish(ep, result, candidate_dir, check=config.check)
+
+    return drive_episode(
+        body,
+        "staged",
+        model,
+        backend,
+        ctx,
+        episode_dir=episode_dir,
+        task_id=task_id,
+        config=config,
+        exit_reason="rejected",
+    )
