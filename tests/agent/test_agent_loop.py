@@ -276,3 +276,26 @@ def test_submit_before_any_command_is_refused(sandbox: Sandbox) -> None:
     assert result.exit_reason == "submitted"
     assert result.turns == 3 and result.format_errors == 1
     assert "no command has run yet" in model.calls[1][-1].content
+
+
+def test_a_command_repeated_at_once_is_not_run_again_and_the_next_reply_is_sampled_hotter(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    replies = [bash("echo x >> log.txt"), bash("echo x >> log.txt"), bash("cat log.txt"), bash("echo x >> log.txt")]
+    agent, model = make_agent([*replies, "submit"], sandbox, tmp_path, repeat_temperature=1.2)
+    agent.run("task")
+    # The repeat appended nothing; the same command after another one runs again.
+    assert sandbox.exec("cat log.txt").stdout == "x\nx\n"
+    assert "Not run again" in model.calls[2][-1].content
+    assert [s.temperature if s else None for s in model.samplings] == [None, None, 1.2, None, None]
+    traj = read_trajectory(tmp_path / "agent" / "trajectory.json")
+    repeated = [s for s in traj.steps if s.extra and s.extra.get("repeated_command")]
+    assert len(repeated) == 1 and traj.extra is not None and traj.extra["repeated_commands"] == 1
+
+
+def test_without_a_repeat_temperature_the_models_own_sampling_is_kept(sandbox: Sandbox) -> None:
+    agent, model = make_agent(
+        [bash("echo x >> log.txt"), bash("echo x >> log.txt"), "submit"], sandbox, repeat_temperature=None
+    )
+    agent.run("task")
+    assert "Not run again" in model.calls[2][-1].content and model.samplings == [None, None, None]

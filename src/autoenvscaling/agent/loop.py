@@ -27,13 +27,17 @@ from autoenvscaling.agent.trajectory import (
     metrics_from_response,
 )
 from autoenvscaling.agent.trajectory import ToolCall as AtifToolCall
-from autoenvscaling.llm.base import Message, Model, ModelResponse, Usage
+from autoenvscaling.llm.base import Message, Model, ModelResponse, Sampling, Usage
 from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxError
 
 ExitReason = Literal["submitted", "max_turns", "max_tokens", "max_wall", "max_cost", "format_errors"]
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 _SKIPPED_CALL = "Not executed: one command runs per reply; see the result of the first call."
 _SKIPPED_SUBMIT = "Submission refused: submit in a later reply, after the command's output shows the task is done."
+_REPEATED = (
+    "Not run again: this is the same command as your previous reply, and its result would be the same (see the "
+    "output above). Try a different command: look at the input files, fix what failed, or check your output."
+)
 
 
 class AgentConfig(BaseModel):
@@ -53,6 +57,12 @@ class AgentConfig(BaseModel):
         default=1, ge=0, description="a submit before this many commands ran is refused (small models submit at once)"
     )
     max_format_errors: int = Field(default=3, ge=1, description="consecutive unusable replies before giving up")
+    repeat_temperature: float | None = Field(
+        default=1.0,
+        ge=0,
+        description="a command identical to the previous one is not run again; the next reply is sampled at this "
+        "temperature (None: the model's own), since small models loop on one reply",
+    )
     templates: dict[str, str] = Field(
         default_factory=dict, description="template overrides by file name, e.g. {'system.j2': '...'}"
     )
@@ -103,6 +113,9 @@ class Agent:
         self.format_errors = 0
         self.commands_run = 0
         self._errors_in_a_row = 0
+        self._last_command: str | None = None
+        self._sampling: Sampling | None = None  # set for the one call after a repeated command
+        self.repeats = 0
         self._started = time.monotonic()
         self._timeout = self.config.command_timeout_sec
 
@@ -126,6 +139,7 @@ class Agent:
                 turns=self.turns,
                 wall_sec=round(self.elapsed(), 6),
                 format_errors=self.format_errors,
+                repeated_commands=self.repeats,
             )
         return AgentResult(
             exit_reason=exit_reason,
@@ -159,6 +173,10 @@ class Agent:
         if action.kind == "submit":
             self.record(response, action, [])
             raise Submitted(action.thought)
+        if action.command == self._last_command:
+            self.on_repeat(response, action)
+            return
+        self._last_command = action.command
         try:
             result = self.execute(action)
         except SandboxError as e:
@@ -181,7 +199,10 @@ class Agent:
 
     def query(self) -> ModelResponse:
         self.turns += 1
-        response = self.model.complete(self.messages, tools=self._tools, response_format=self._response_format)
+        sampling, self._sampling = self._sampling, None
+        response = self.model.complete(
+            self.messages, tools=self._tools, response_format=self._response_format, sampling=sampling
+        )
         self.usage = self.usage + response.usage
         self.messages.append(
             Message(
@@ -240,6 +261,15 @@ class Agent:
         if action.skipped_blocks:
             extra["skipped_blocks"] = len(action.skipped_blocks)
         self.record(response, action, results, extra=extra or None)
+
+    def on_repeat(self, response: ModelResponse, action: Action) -> None:
+        """The same command twice in a row: not run (a loop, not a new step); the next reply is sampled hotter."""
+        self.repeats += 1
+        self.add_feedback(_REPEATED, action)
+        results = [ObservationResult(source_call_id=self.call_id(action), content=_REPEATED)]
+        self.record(response, action, results, extra={"repeated_command": True})
+        if self.config.repeat_temperature is not None:
+            self._sampling = Sampling(temperature=self.config.repeat_temperature)
 
     def on_format_error(self, response: ModelResponse, error: FormatError) -> None:
         self.format_errors += 1

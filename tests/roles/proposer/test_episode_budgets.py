@@ -45,10 +45,12 @@ def test_max_turns_stops_a_runaway_episode(tmp_path: Path, terminal_domain: Doma
 
 
 def test_max_checks_ends_the_episode(tmp_path: Path, terminal_domain: DomainContext) -> None:
-    model = ScriptedModel(responder=lambda _m: bash("check"))
+    # A command sent twice in a row is not run again, so the model looks at something between its checks.
+    replies = iter([bash("check"), bash("ls /workshop")] * 10)
+    model = ScriptedModel(responder=lambda _m: next(replies))
     result = _run(tmp_path, terminal_domain, model, max_turns=20, max_checks=2)
-    assert (result.exit_reason, result.checks_used, result.turns) == ("max_checks", 2, 3)
-    last_observation = model.calls[-1][-1].content
+    assert (result.exit_reason, result.checks_used, result.turns) == ("max_checks", 2, 5)
+    last_observation = model.calls[3][-1].content  # the reply after the second check
     assert "That was your last check" in last_observation
     assert (tmp_path / "episode" / "checks" / "02" / "feedback.txt").is_file()
     doc = json.loads((tmp_path / "episode" / "trajectory.json").read_text())
