@@ -251,3 +251,15 @@ def test_the_input_hint_shows_the_first_line_of_each_input_the_script_reads() ->
     assert with_input_hint("Lines like x 1 are in /app/a.log.", inputs, "cat /app/a.log") == (
         "Lines like x 1 are in /app/a.log."
     )
+
+
+def test_parents_with_long_solutions_are_left_out_unless_none_would_remain() -> None:
+    from autoenvscaling.roles.proposer.domain import domain_context
+    from autoenvscaling.roles.proposer.staged.parents import parent_candidates, solution_lines
+
+    domain = domain_context("terminal")
+    every = parent_candidates(domain)
+    short = parent_candidates(domain, max_solution_lines=12)
+    assert "ini-to-json" in [p.name for p in every] and "ini-to-json" not in [p.name for p in short]
+    assert all(solution_lines(p) <= 12 for p in short) and short[0].name == "worked-example"
+    assert [p.name for p in parent_candidates(domain, max_solution_lines=0)] == [p.name for p in every]

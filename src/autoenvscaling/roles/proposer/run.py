@@ -201,7 +201,9 @@ class ProposeRun:
     @property
     def parents(self) -> list[Parent]:
         if self._parents is None:
-            self._parents = parent_candidates(self.domain, self.config.parents)
+            self._parents = parent_candidates(
+                self.domain, self.config.parents, self.config.proposer.staged.max_parent_solution_lines
+            )
         return self._parents
 
     def references(self, gen: GenerationResult) -> list[Path]:

@@ -19,6 +19,11 @@ class StagedConfig(BaseModel):
         "instruction that describes what it wrote",
     )
     max_wall_sec: float | None = Field(default=1800.0, gt=0, description="the episode's wall clock")
+    max_parent_solution_lines: int | None = Field(
+        default=12,
+        ge=1,
+        description="mutate only parents whose solve.sh has at most this many command lines (None: any parent)",
+    )
     solution_samples: int = Field(default=3, ge=1, description="solve.sh attempts (fresh samples and repairs)")
     max_repairs: int = Field(default=1, ge=0, description="fix_* decisions acted on")
     run_timeout_sec: float = Field(default=60.0, gt=0, description="one solve.sh run in the draft's image")

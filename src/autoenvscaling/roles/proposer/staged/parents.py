@@ -123,12 +123,24 @@ def worked_example(domain: DomainContext) -> Path | None:
     return path if path.is_dir() else None
 
 
-def parent_candidates(domain: DomainContext, pool_parents: list[Path] | None = None) -> list[Parent]:
-    """Every usable parent, in the order episodes take them."""
+def solution_lines(parent: Parent) -> int:
+    """The parent solution's length in command lines (comments and blank lines left out)."""
+    return sum(1 for ln in parent.solve_sh.splitlines() if ln.strip() and not ln.lstrip().startswith("#"))
+
+
+def parent_candidates(
+    domain: DomainContext, pool_parents: list[Path] | None = None, max_solution_lines: int | None = None
+) -> list[Parent]:
+    """Every usable parent, in the order episodes take them: pool environments, the worked example, the domain's
+    examples. With ``max_solution_lines``, parents whose solution is longer are left out (a small model mutates
+    a short script and a blind solver reproduces its child far more often), unless that leaves none."""
     dirs = list(pool_parents or [])
     worked = worked_example(domain)
     if worked is not None:
         dirs.append(worked)
     dirs += domain.examples
     parents = [p for d in dirs if (p := load_parent(d)) is not None]
+    if max_solution_lines is not None:
+        short = [p for p in parents if solution_lines(p) <= max_solution_lines]
+        parents = short or parents
     return parents
