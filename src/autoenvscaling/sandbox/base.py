@@ -55,6 +55,13 @@ class ImageUnusableError(SandboxError):
     The task's fault, not the infrastructure's: validation reports it as a failed check."""
 
 
+class StorageLimitError(SandboxError):
+    """The sandbox wrote more than its storage limit (``storage_mb``) and was removed.
+
+    The task's fault (its image, solution or tests filled the disk), like an out-of-memory kill: validation
+    reports it as the failed check ``storage-limit``; a trial that hits it has no reward (it cannot be graded)."""
+
+
 class CopyOutLimitError(SandboxError):
     """A download from the sandbox exceeded the copy-out cap; nothing past the cap reached the host."""
 
@@ -97,7 +104,9 @@ class SandboxSpec(BaseModel):
     memory_mb: int | None = None
     pids_limit: int | None = 1024
     file_size_mb: int | None = None  # the largest file a process may write (RLIMIT_FSIZE); None: unlimited
-    storage_mb: int | None = None  # the writable layer's size, where the engine can enforce it (xfs quotas)
+    # The most the container may write to its filesystem: a quota where the engine has one (xfs), else a watch
+    # that removes the container past it (sandbox/storage.py). None: no cap.
+    storage_mb: int | None = None
     copy_out_mb: int = DEFAULT_COPY_OUT_MB
     network: bool = True
     mounts: list[Mount] = Field(default_factory=list)

@@ -140,9 +140,8 @@ class DockerBackend:
         return True
 
     def create(self, spec: SandboxSpec) -> DockerSandbox:
-        if spec.storage_mb and not self.storage_quota:
-            spec = spec.model_copy(update={"storage_mb": None})  # RLIMIT_FSIZE (file_size_mb) still applies
-        return DockerSandbox(self.client, spec)
+        # Without quotas, the sandbox watches its writable layer instead (sandbox/storage.py).
+        return DockerSandbox(self.client, spec, quota=bool(spec.storage_mb) and self.storage_quota)
 
     @functools.cached_property
     def storage_quota(self) -> bool:

@@ -25,10 +25,12 @@ from autoenvscaling.sandbox.base import (
     ImageUnusableError,
     SandboxError,
     SandboxSpec,
+    StorageLimitError,
 )
 from autoenvscaling.sandbox.engine import engine_errors
 from autoenvscaling.sandbox.janitor import owner_labels
 from autoenvscaling.sandbox.shell import BashShell
+from autoenvscaling.sandbox.storage import MB, StorageWatch
 
 DOCKER_SOCKETS = (Path("/var/run/docker.sock"), Path("/run/docker.sock"))
 _STOP_WAIT_SEC = 10.0
@@ -66,9 +68,13 @@ def _container_name(hint: str) -> str:
 
 
 class DockerSandbox:
-    def __init__(self, client: docker.DockerClient, spec: SandboxSpec) -> None:
+    """One container. ``quota``: the engine enforces ``storage_mb`` itself (``--storage-opt size=``); otherwise a
+    ``StorageWatch`` removes the container once its writable layer passes ``storage_mb``."""
+
+    def __init__(self, client: docker.DockerClient, spec: SandboxSpec, *, quota: bool = False) -> None:
         check_mounts(spec)
         self.spec = spec
+        self.quota = quota
         self._client = client
         self._api: Any = client.api
         self._name = _container_name(spec.name_hint)
@@ -77,6 +83,8 @@ class DockerSandbox:
         self._shells: dict[str, BashShell] = {}  # by user; _DEFAULT is the image's user
         self._lock = threading.Lock()  # one exec (or copy) at a time
         self._stopped = False
+        self._storage: StorageWatch | None = None
+        self._storage_error: str | None = None  # set when the watch removed the container
 
     @property
     def id(self) -> str:
@@ -94,6 +102,7 @@ class DockerSandbox:
             return
         try:
             self._start_container()
+            self._watch_storage()
             with self._lock:
                 self._shell(_DEFAULT).start()
         except BaseException:
@@ -131,10 +140,11 @@ class DockerSandbox:
         try:
             return self._client.containers.create(**kwargs)
         except docker.errors.APIError as e:
-            # xfs without project quotas: the per-file cap (RLIMIT_FSIZE) still holds.
+            # xfs without project quotas: the watch caps the writable layer instead (see _watch_storage).
             if "storage_opt" not in kwargs or "storage-opt" not in str(e.explanation or e):
                 raise
         kwargs.pop("storage_opt")
+        self.quota = False
         return self._client.containers.create(**kwargs)
 
     def _create_kwargs(self) -> dict[str, Any]:
@@ -162,7 +172,7 @@ class DockerSandbox:
             "cap_add": list(KEPT_CAPABILITIES),
             "security_opt": ["no-new-privileges"],
         }
-        if spec.storage_mb:
+        if spec.storage_mb and self.quota:
             kwargs["storage_opt"] = {"size": f"{spec.storage_mb}M"}
         if spec.file_size_mb:
             size = spec.file_size_mb * 1024 * 1024
@@ -182,6 +192,8 @@ class DockerSandbox:
         if self._stopped:
             return
         self._stopped = True
+        if self._storage is not None:
+            self._storage.stop()
         if self._container_id is not None:
             with engine_errors(f"removing sandbox {self._name}"):
                 try:
@@ -226,13 +238,18 @@ class DockerSandbox:
             default = not user or _same_user(user, self._default_user)
             shell = self._shell(_DEFAULT if default or not user else user)
             try:
-                return shell.run(
+                result = shell.run(
                     cmd, timeout=timeout, env=env, cwd=cwd, output_limit=output_limit, is_running=self._is_running
                 )
             except SandboxError:
+                if self._storage_error is not None:
+                    raise StorageLimitError(self._storage_error) from None
                 if self._stopped:
                     raise SandboxError(f"sandbox {self._name} was stopped during the command") from None
                 raise
+        if self._storage is not None and self._storage.check() is not None:
+            self._raise_if_over_storage()  # a burst written by this command, caught before the caller goes on
+        return result
 
     def _shell(self, user: str) -> BashShell:
         assert self._container_id is not None
@@ -241,10 +258,39 @@ class DockerSandbox:
         return self._shells[user]
 
     def _check_usable(self) -> None:
+        self._raise_if_over_storage()
         if self._stopped:
             raise SandboxError(f"sandbox {self._name} is stopped")
         if self._container_id is None:
             raise SandboxError(f"sandbox {self._name} is not started; call start() first")
+
+    # -- storage -------------------------------------------------------------------------------------------
+    def _watch_storage(self) -> None:
+        if not self.spec.storage_mb or self.quota:
+            return
+        self._storage = StorageWatch(
+            self.writable_layer_bytes, self.spec.storage_mb * MB, self._over_storage, name=self._name
+        )
+        self._storage.start()
+
+    def writable_layer_bytes(self) -> int | None:
+        """What the container wrote to its writable layer (Docker's ``SizeRw``); None once it is gone."""
+        if self._stopped or self._container_id is None:
+            return None
+        rows = self._api.containers(all=True, filters={"id": self._container_id}, size=True)
+        return int(rows[0].get("SizeRw") or 0) if rows else None
+
+    def _over_storage(self, used: int) -> None:
+        self._storage_error = (
+            f"sandbox {self._name} wrote {used / MB:.0f} MB to its filesystem, over its storage limit of "
+            f"{self.spec.storage_mb} MB ([environment].storage_mb); it was removed"
+        )
+        with contextlib.suppress(SandboxError):
+            self.stop()
+
+    def _raise_if_over_storage(self) -> None:
+        if self._storage_error is not None:
+            raise StorageLimitError(self._storage_error)
 
     def disconnect_network(self) -> None:
         """Cut every network of the running container (lo stays)."""

@@ -30,6 +30,7 @@ REWARD_INVALID = "reward-invalid"
 VERIFIER_TIMEOUT = "verifier-timeout"
 TRIAL_WATCHDOG = "trial-watchdog"  # a phase outlived its declared limit plus the grace period
 IMAGE_UNUSABLE = "image-unusable"  # the image cannot host a sandbox (no bash, bad USER, exiting ENTRYPOINT)
+STORAGE_LIMIT = "storage-limit"  # a sandbox wrote more than [environment].storage_mb and was removed
 TIMEOUT_CHECKS = frozenset({BUILD_TIMEOUT, ORACLE_TIMEOUT, VERIFIER_TIMEOUT, TRIAL_WATCHDOG})
 
 CHECK_DESCRIPTIONS: dict[str, str] = {
@@ -47,6 +48,7 @@ CHECK_DESCRIPTIONS: dict[str, str] = {
     VERIFIER_TIMEOUT: "tests/test.sh ran past [verifier].timeout_sec",
     TRIAL_WATCHDOG: "a trial phase outlived its time limit and was stopped by the watchdog",
     IMAGE_UNUSABLE: "the image cannot run a sandbox (no bash, a USER that does not exist, or an exiting ENTRYPOINT)",
+    STORAGE_LIMIT: "a sandbox wrote more than [environment].storage_mb to its filesystem and was removed",
 }
 
 

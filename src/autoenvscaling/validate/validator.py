@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.images.catalog import catalog_names
-from autoenvscaling.sandbox.base import BuildError, ImageUnusableError, SandboxBackend
+from autoenvscaling.sandbox.base import BuildError, ImageUnusableError, SandboxBackend, StorageLimitError
 from autoenvscaling.tasks import Task, TaskFormatError, load_task
 from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.validate import report as R
@@ -87,6 +87,8 @@ class TaskValidator:
             self._pipeline(task_dir, rep, status)
         except ImageUnusableError as e:  # the task's image, not our infrastructure
             rep.checks.append(R.CheckResult(id=R.IMAGE_UNUSABLE, passed=False, detail=str(e)[-2000:]))
+        except StorageLimitError as e:  # the task filled its disk (in the leakage scan: the image itself did)
+            rep.checks.append(R.CheckResult(id=R.STORAGE_LIMIT, passed=False, detail=str(e)[-2000:]))
         except UserInputError as e:  # unsupported or unreadable task: said clearly, as an error
             rep.verdict, rep.error = R.Verdict.ERROR, str(e)
         except Exception as e:  # infrastructure
@@ -205,7 +207,8 @@ class TaskValidator:
                 commands=res.command_seconds,
             )
         )
-        check = _verifier_check(res)
+        check = R.STORAGE_LIMIT if err is not None and err.exception_type == StorageLimitError.__name__ else None
+        check = check or _verifier_check(res)
         if check is not None:
             assert err is not None
             rep.checks.append(R.CheckResult(id=check, passed=False, detail=f"{label}: {err.exception_message}"))

@@ -25,6 +25,7 @@ DEFAULT_PIDS_LIMIT = 1024
 DEFAULT_CPUS = 2.0
 DEFAULT_MEMORY_MB = 4096
 DEFAULT_FILE_SIZE_MB = 10240  # the largest single file; [environment].storage_mb lowers (or raises) it
+DEFAULT_STORAGE_MB = 10240  # all the container writes to its filesystem; [environment].storage_mb sets it
 
 
 class UnsupportedTaskError(UserInputError):
@@ -130,7 +131,7 @@ class EnvironmentBuilder:
             cpus=min(env_cfg.cpus or DEFAULT_CPUS, float(os.cpu_count() or 1)),
             memory_mb=env_cfg.memory_mb or DEFAULT_MEMORY_MB,
             file_size_mb=env_cfg.storage_mb or DEFAULT_FILE_SIZE_MB,
-            storage_mb=env_cfg.storage_mb,
+            storage_mb=env_cfg.storage_mb or DEFAULT_STORAGE_MB,
             pids_limit=DEFAULT_PIDS_LIMIT,
             network=task.config.network_enabled if network is None else network,
             run_id=run_id,
