@@ -55,6 +55,28 @@ CASES: list[tuple[str, dict[str, str | None], str]] = [
         "artifact-table",
     ),
     (
+        "step-verifier-image",
+        {
+            "task.toml": TASK_TOML.replace("timeout_sec = 120", 'timeout_sec = 120\nenvironment_mode = "separate"')
+            + '\n[[steps]]\nname = "one"\n',
+            "steps/one/tests/Dockerfile": "FROM autoenv/python:latest\n",
+        },
+        "verifier-image",
+    ),
+    (
+        "step-network",
+        {"task.toml": TASK_TOML + '\n[[steps]]\nname = "one"\n[steps.agent]\nnetwork_mode = "no-network"\n'},
+        "step-network",
+    ),
+    (
+        "multi-step-network",
+        {
+            "task.toml": TASK_TOML.replace("timeout_sec = 120", 'timeout_sec = 120\nnetwork_mode = "no-network"')
+            + '\n[[steps]]\nname = "one"\n',
+        },
+        "multi-step-network",
+    ),
+    (
         "allowlist",
         {"task.toml": TASK_TOML.replace("cpus = 1", 'cpus = 1\nnetwork_mode = "allowlist"')},
         "network-allowlist",
@@ -94,7 +116,9 @@ def test_agent_facing_features_only_for_agents(make_task: MakeTask) -> None:
     check_supported(task)  # the oracle and nop never use MCP servers
     with pytest.raises(UnsupportedTaskError, match="MCP servers"):
         check_supported(task, agent_facing=True)
-    assert [f.rule for f in lint_task(task.paths.root)] == ["unsupported-feature"]
+    assert [f.message.split(":")[0] for f in lint_task(task.paths.root) if f.rule == "unsupported-feature"] == [
+        "mcp-servers"
+    ]
 
 
 def test_several_features_are_counted(make_task: MakeTask) -> None:

@@ -55,8 +55,8 @@ class AttemptRecord(BaseModel):
 
     @classmethod
     def from_trial(cls, task_path: Path, attempt: int, trial_dir: Path, res: TrialResult) -> AttemptRecord:
-        ctx = res.agent_result
-        meta: dict[str, Any] = ctx.metadata if ctx else {}
+        ctxs = res.agent_results  # one, or one per step of a multi-step task: their sums
+        meta: dict[str, Any] = ctxs[-1].metadata if ctxs else {}
         err = res.exception_info
         wall = (res.finished_at - res.started_at).total_seconds() if res.finished_at and res.started_at else 0.0
         return cls(
@@ -67,11 +67,11 @@ class AttemptRecord(BaseModel):
             reward=res.reward,
             error=f"{err.exception_type}: {err.exception_message}" if err and res.reward is None else None,
             exit_reason=str(meta["exit_reason"]) if "exit_reason" in meta else None,
-            turns=int(meta.get("turns", 0)),
-            input_tokens=(ctx.n_input_tokens or 0) if ctx else 0,
-            cached_tokens=(ctx.n_cache_tokens or 0) if ctx else 0,
-            output_tokens=(ctx.n_output_tokens or 0) if ctx else 0,
-            cost_usd=(ctx.cost_usd or 0.0) if ctx else 0.0,
+            turns=sum(int(c.metadata.get("turns", 0)) for c in ctxs),
+            input_tokens=sum(c.n_input_tokens or 0 for c in ctxs),
+            cached_tokens=sum(c.n_cache_tokens or 0 for c in ctxs),
+            output_tokens=sum(c.n_output_tokens or 0 for c in ctxs),
+            cost_usd=sum(c.cost_usd or 0.0 for c in ctxs),
             wall_sec=wall,
         )
 

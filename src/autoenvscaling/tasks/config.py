@@ -7,6 +7,7 @@ data; ``autoenv tasks lint`` reports them as findings instead of failing at run 
 from __future__ import annotations
 
 import enum
+import re
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -153,10 +154,22 @@ class SolutionConfig(_Section):
     env: dict[str, str] = Field(default_factory=dict)
 
 
+def _check_step_name(name: str) -> str:
+    # The name is a directory under steps/ (and under the trial dir): one portable path component, as Harbor asks.
+    if (
+        not name.strip()
+        or name in (".", "..")
+        or name.endswith((".", " "))
+        or re.search(r'[<>:"/\\|?*\x00-\x1f\x7f]', name)
+    ):
+        raise ValueError(f"{name!r} is not a usable step name (one directory name: no slashes, no '..')")
+    return name
+
+
 class StepConfig(_Section):
     """One ``[[steps]]`` entry; its files live in ``steps/<name>/``."""
 
-    name: str
+    name: Annotated[str, AfterValidator(_check_step_name)]
     min_reward: float | dict[str, float] | None = None
     contributes_to_mean: bool | None = None
     agent: AgentConfig | None = None
@@ -188,6 +201,15 @@ class TaskConfig(_Section):
             version = data.pop("version")
             data.setdefault("schema_version", str(version))
         return data
+
+    @model_validator(mode="after")
+    def _unique_step_names(self) -> TaskConfig:
+        seen: set[str] = set()
+        for step in self.steps:
+            if step.name.casefold() in seen:
+                raise ValueError(f"step name {step.name!r} is used twice (names are directories: case does not count)")
+            seen.add(step.name.casefold())
+        return self
 
     @property
     def artifact_paths(self) -> list[str]:

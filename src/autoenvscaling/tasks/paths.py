@@ -59,6 +59,11 @@ class TaskPaths:
         return self.tests_dir / "test.sh"
 
     @property
+    def test_dirs(self) -> list[Path]:
+        """The dirs uploaded to /tests, in order (a step of a multi-step task adds its own over the task's)."""
+        return [self.tests_dir] if self.tests_dir.is_dir() else []
+
+    @property
     def steps_dir(self) -> Path:
         return self.root / "steps"
 

@@ -139,17 +139,68 @@ def _artifacts(config: TaskConfig) -> list[Unsupported]:
     ]
 
 
-def _steps(config: TaskConfig) -> list[Unsupported]:
-    if not config.is_multi_step:
-        return []
-    return [
-        Unsupported(
-            "multi-step",
-            "task.toml",
-            "steps",
-            f"multi-step tasks ({len(config.steps)} [[steps]]) are parsed but running them is not supported yet",
+def _steps(paths: TaskPaths, config: TaskConfig) -> list[Unsupported]:
+    """Multi-step tasks run (verify/steps.py), with one network policy for the whole task."""
+    found: list[Unsupported] = []
+    shared = False
+    for i, step in enumerate(config.steps):
+        key = f"steps[{i}]"
+        explicit = step.verifier is not None and "environment_mode" in step.verifier.model_fields_set
+        mode = step.verifier.environment_mode if step.verifier is not None and explicit else None
+        shared = shared or (mode or config.verifier.environment_mode) == "shared"
+        for name in ("Dockerfile", "docker-compose.yaml"):
+            if (mode or config.verifier.environment_mode) == "separate" and (
+                paths.steps_dir / step.name / "tests" / name
+            ).is_file():
+                found.append(
+                    Unsupported(
+                        "verifier-image",
+                        f"steps/{step.name}/tests/{name}",
+                        None,
+                        "a separate verifier built from tests/ is not supported; separate mode here reuses the "
+                        "task image",
+                    )
+                )
+        phases = [("agent", step.agent), ("verifier", step.verifier)]
+        if any(p is not None and (p.network_mode is not None or p.allowed_hosts) for _, p in phases):
+            found.append(
+                Unsupported(
+                    "step-network",
+                    "task.toml",
+                    key,
+                    f"step {step.name!r}: a network policy per step is not supported; set it for the whole task",
+                )
+            )
+        if step.healthcheck is not None:
+            found.append(
+                Unsupported(
+                    "healthcheck",
+                    "task.toml",
+                    f"{key}.healthcheck",
+                    f"step {step.name!r}: readiness healthchecks are not run yet",
+                )
+            )
+        if step.verifier is not None and (step.verifier.environment is not None or step.verifier.collect):
+            found.append(
+                Unsupported(
+                    "verifier-environment",
+                    "task.toml",
+                    f"{key}.verifier",
+                    f"step {step.name!r}: a verifier environment or collect hooks of its own are not supported",
+                )
+            )
+    narrowed = config.verifier_network_mode == NetworkMode.NO_NETWORK != config.agent_network_mode
+    if shared and narrowed:
+        found.append(
+            Unsupported(
+                "multi-step-network",
+                "task.toml",
+                "verifier.network_mode",
+                "a multi-step task with a shared-mode verifier that has less network than its agent: the network "
+                "cut for one step's tests cannot be given back to the next step's agent (use separate mode)",
+            )
         )
-    ]
+    return found
 
 
 def _agent_facing(config: TaskConfig) -> list[Unsupported]:
@@ -171,6 +222,6 @@ def unsupported_features(paths: TaskPaths, config: TaskConfig, *, agent_facing: 
         *_environment(paths, config),
         *_verifier(paths, config),
         *_artifacts(config),
-        *_steps(config),
+        *_steps(paths, config),
     ]
     return found + _agent_facing(config) if agent_facing else found

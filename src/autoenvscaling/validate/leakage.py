@@ -45,6 +45,16 @@ def _hashes(files: list[Path]) -> dict[str, str]:
     return out
 
 
+def _dirs_named(task: Task, name: str) -> list[Path]:
+    """The task's ``solution``/``tests`` dir and, for a multi-step task, each step's."""
+    steps = [task.paths.steps_dir / step.name / name for step in task.config.steps]
+    return [d for d in [task.paths.root / name, *steps] if d.is_dir()]
+
+
+def _hashes_of(dirs: list[Path]) -> dict[str, str]:
+    return {h: n for d in dirs for h, n in _hashes(iter_task_files(d)).items()}
+
+
 _SCAN_DONE = "aes-scan-status:"
 _SCAN_LIMIT = 64_000_000
 
@@ -85,8 +95,8 @@ def _scan(sandbox: Sandbox) -> str:
 
 def check_leakage(task: Task, sandbox: Sandbox) -> list[CheckResult]:
     """Run in a fresh container of the task's image (nothing uploaded yet)."""
-    solution = _hashes(iter_task_files(task.paths.solution_dir)) if task.paths.solution_dir.is_dir() else {}
-    tests = _hashes(iter_task_files(task.paths.tests_dir)) if task.paths.tests_dir.is_dir() else {}
+    solution = _hashes_of(_dirs_named(task, "solution"))
+    tests = _hashes_of(_dirs_named(task, "tests"))
     # A data fixture the tests share with the build context (an input file) is meant to be in the image;
     # test code (scripts, .py) never is.
     env_dir = task.paths.environment_dir

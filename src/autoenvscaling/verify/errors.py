@@ -31,3 +31,10 @@ class TrialWatchdogError(VerifierError):
     """A phase of the trial outlived its declared time limit plus a grace period: the watchdog removed its sandbox."""
 
     check_id = "trial-watchdog"
+
+
+class StepSetupError(VerifierError):
+    """A step of a multi-step task could not be set up (its workdir/setup.sh failed, its instruction is unreadable):
+    the task's fault, and the trial has no reward."""
+
+    check_id = "step-setup"

@@ -76,6 +76,19 @@ class TaskId(BaseModel):
     path: str
 
 
+class StepResult(BaseModel):
+    """One step of a multi-step trial (Harbor's ``step_results`` entry; its logs are under ``steps/<name>/``)."""
+
+    step_name: str
+    agent_result: AgentContext | None = None
+    verifier_result: VerifierResult | None = None
+    exception_info: ExceptionInfo | None = None
+    agent_setup: TimingInfo | None = None
+    agent_execution: TimingInfo | None = None
+    verifier: TimingInfo | None = None
+    command_seconds: dict[str, float] = Field(default_factory=dict)
+
+
 class TrialResult(BaseModel):
     id: uuid.UUID = Field(default_factory=uuid.uuid4)
     task_name: str
@@ -98,10 +111,19 @@ class TrialResult(BaseModel):
     # Seconds the task's own commands ran ("agent": solve.sh or the agent's commands, "tests": test.sh);
     # phase time minus these is the harness's overhead.
     command_seconds: dict[str, float] = Field(default_factory=dict)
+    # Multi-step tasks: one entry per step that ran; the trial's verifier_result combines their rewards.
+    step_results: list[StepResult] | None = None
 
     @property
     def reward(self) -> float | None:
         return self.verifier_result.reward if self.verifier_result else None
+
+    @property
+    def agent_results(self) -> list[AgentContext]:
+        """What the agent phase(s) reported: the trial's, or each step's (multi-step trials have no trial-level one)."""
+        if self.agent_result is not None:
+            return [self.agent_result]
+        return [s.agent_result for s in self.step_results or [] if s.agent_result is not None]
 
     @property
     def is_error(self) -> bool:
@@ -115,4 +137,13 @@ class TrialResult(BaseModel):
             "verifier": self.verifier,
             "teardown": self.teardown,
         }
-        return {k: s for k, v in phases.items() if v is not None and (s := v.seconds) is not None}
+        out = {k: s for k, v in phases.items() if v is not None and (s := v.seconds) is not None}
+        for step in self.step_results or []:  # a multi-step trial's agent and verifier time is its steps'
+            for name, timing in (
+                ("agent_setup", step.agent_setup),
+                ("agent_execution", step.agent_execution),
+                ("verifier", step.verifier),
+            ):
+                if timing is not None and (sec := timing.seconds) is not None:
+                    out[name] = out.get(name, 0.0) + sec
+        return out

@@ -40,8 +40,9 @@ from autoenvscaling.verify.errors import AgentTimeoutError, TrialWatchdogError
 from autoenvscaling.verify.paths import TrialPaths
 from autoenvscaling.verify.prewarm import Prewarmer
 from autoenvscaling.verify.processes import agent_phase_mark, end_agent_processes
-from autoenvscaling.verify.results import ExceptionInfo, TaskId, TimingInfo, TrialResult, utcnow
+from autoenvscaling.verify.results import ExceptionInfo, StepResult, TaskId, TimingInfo, TrialResult, utcnow
 from autoenvscaling.verify.secrets import scrub_text, scrub_tree, secret_values
+from autoenvscaling.verify.steps import run_steps
 from autoenvscaling.verify.verifier import Verifier
 
 # As root (whatever the image's user), and writable by the agent's user; /logs/verifier is recreated before the tests.
@@ -254,9 +255,12 @@ class TrialRunner:
                 sandbox = self._sandbox(task, trial_dir, prewarm_next)
                 sandboxes.append(sandbox)
                 mark = agent_phase_mark(sandbox, before=_MKDIR_LOGS)
-            self._agent_phases(task, agent, sandbox, paths, result, agent_timeout_sec, sandboxes)
-            if result.exception_info is None or result.exception_info.exception_type == "AgentTimeoutError":
-                self._verify(task, sandbox, mark, paths, result, sandboxes)
+            if task.config.is_multi_step:
+                run_steps(self, task, agent, sandbox, paths, result, agent_timeout_sec, sandboxes)
+            else:
+                self._agent_phases(task, agent, sandbox, paths, result, agent_timeout_sec, sandboxes)
+                if result.exception_info is None or result.exception_info.exception_type == "AgentTimeoutError":
+                    self._verify(task, sandbox, mark, paths, result, sandboxes)
         except Exception as e:  # recorded: the caller decides what an error means for its verdict
             result.exception_info = ExceptionInfo.from_exception(e)
         finally:
@@ -282,7 +286,7 @@ class TrialRunner:
         agent: TrialAgent,
         sandbox: Sandbox,
         paths: TrialPaths,
-        result: TrialResult,
+        result: TrialResult | StepResult,
         agent_timeout_sec: float | None,
         sandboxes: list[Sandbox],
     ) -> None:
@@ -308,8 +312,17 @@ class TrialRunner:
                 self._collect_agent_outputs(task, sandbox, paths)
 
     def _verify(
-        self, task: Task, sandbox: Sandbox, mark: int, paths: TrialPaths, result: TrialResult, sandboxes: list[Sandbox]
+        self,
+        task: Task,
+        sandbox: Sandbox,
+        mark: int,
+        paths: TrialPaths,
+        result: TrialResult | StepResult,
+        sandboxes: list[Sandbox],
+        *,
+        keep_agent: bool = False,
     ) -> None:
+        """``keep_agent``: a separate-mode verifier leaves the agent's sandbox up (a multi-step task's next step)."""
         cfg = task.config.verifier
         result.verifier = TimingInfo()
         limit = cfg.timeout_sec + self.options.watchdog_grace_sec
@@ -317,7 +330,7 @@ class TrialRunner:
         try:
             with _Watchdog(limit, "verifier phase ([verifier].timeout_sec)", sandboxes), _timed(result.verifier):
                 if cfg.environment_mode == "separate":
-                    sandbox = self._verifier_sandbox(task, paths, sandbox, sandboxes)
+                    sandbox = self._verifier_sandbox(task, paths, sandbox, sandboxes, stop_agent=not keep_agent)
                 else:
                     end_agent_processes(sandbox, mark)
                     self._narrow_network(task, sandbox)
@@ -339,10 +352,11 @@ class TrialRunner:
         sandbox.disconnect_network()
 
     def _verifier_sandbox(
-        self, task: Task, paths: TrialPaths, agent_sandbox: Sandbox, sandboxes: list[Sandbox]
+        self, task: Task, paths: TrialPaths, agent_sandbox: Sandbox, sandboxes: list[Sandbox], *, stop_agent: bool
     ) -> Sandbox:
         """A fresh container of the same image holding only the declared artifacts (Harbor's separate mode)."""
-        agent_sandbox.stop()
+        if stop_agent:
+            agent_sandbox.stop()
         image = self.builder.image_for(task)
         spec = self.builder.spec_for(
             task,
