@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.tasks import load_task
@@ -39,7 +39,8 @@ class AttemptRecord(BaseModel):
     task_path: str
     attempt: int
     trial_dir: str
-    reward: float | None
+    reward: float | None  # the scalar (verify.results.scalar_reward) of ``rewards``
+    rewards: dict[str, float] | None = None  # every key the tests wrote (reward.json)
     error: str | None = None
     exit_reason: str | None = None
     turns: int = 0
@@ -65,6 +66,7 @@ class AttemptRecord(BaseModel):
             attempt=attempt,
             trial_dir=str(trial_dir),
             reward=res.reward,
+            rewards=res.rewards,
             error=f"{err.exception_type}: {err.exception_message}" if err and res.reward is None else None,
             exit_reason=str(meta["exit_reason"]) if "exit_reason" in meta else None,
             turns=sum(int(c.metadata.get("turns", 0)) for c in ctxs),
@@ -85,12 +87,19 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
+def mean_per_key(rewards: list[dict[str, float]]) -> dict[str, float]:
+    """Harbor's mean over attempts, per reward key (a key an attempt did not write counts 0 for it)."""
+    keys = sorted({k for r in rewards for k in r})
+    return {k: statistics.fmean(r.get(k, 0.0) for r in rewards) for k in keys} if rewards else {}
+
+
 class TaskSummary(BaseModel):
     task_name: str
     attempts: int
     errors: int
     solved: int
     mean_reward: float | None
+    mean_rewards: dict[str, float] = Field(default_factory=dict)  # per key; a key an attempt lacks counts 0
     pass_at_1: float | None
     pass_at_k: float | None
     k: int
@@ -110,6 +119,7 @@ def summarize_task(name: str, records: list[AttemptRecord]) -> TaskSummary:
         errors=len(records) - n,
         solved=solved,
         mean_reward=statistics.fmean(r.reward for r in scored if r.reward is not None) if scored else None,
+        mean_rewards=mean_per_key([r.rewards or {"reward": r.reward or 0.0} for r in scored]),
         pass_at_1=pass_at_k(n, solved, 1) if n else None,
         pass_at_k=pass_at_k(n, solved, n) if n else None,
         k=n,

@@ -67,7 +67,8 @@ class CheckResult(BaseModel):
 class TrialSummary(BaseModel):
     trial_name: str
     agent: str
-    reward: float | None = None
+    reward: float | None = None  # the scalar of rewards (verify.results.scalar_reward)
+    rewards: dict[str, float] | None = None
     error: str | None = None
     phases: dict[str, float] = Field(default_factory=dict)
     commands: dict[str, float] = Field(default_factory=dict)  # the task's own commands (see TrialResult)

@@ -202,6 +202,7 @@ class TaskValidator:
                 trial_name=res.trial_name,
                 agent=agent.info.name,
                 reward=res.reward,
+                rewards=res.rewards,
                 error=f"{err.exception_type}: {err.exception_message}" if err else None,
                 phases=res.phase_seconds(),
                 commands=res.command_seconds,

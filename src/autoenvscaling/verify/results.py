@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import traceback
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -58,18 +59,28 @@ class AgentContext(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+def scalar_reward(rewards: Mapping[str, float]) -> float | None:
+    """One number for a trial whose tests wrote several (``reward.json``), wherever one number is needed: the
+    validator's oracle and nop checks, solve pass rates and pass@k, calibration.
+
+    The ``reward`` key when present (Harbor's one-dimensional convention: reward.txt is read as it, and a step's
+    numeric ``min_reward`` gates it); else the only key's value; else the mean of all keys, each weighing the
+    same. A trial is solved when this number is 1 (so with no ``reward`` key, every key must be 1)."""
+    if not rewards:
+        return None
+    if "reward" in rewards:
+        return rewards["reward"]
+    values = list(rewards.values())
+    return values[0] if len(values) == 1 else sum(values) / len(values)
+
+
 class VerifierResult(BaseModel):
     rewards: dict[str, float] | None = None
 
     @property
     def reward(self) -> float | None:
-        """The headline reward: ``reward`` key if present, else the only value, else the mean."""
-        if not self.rewards:
-            return None
-        if "reward" in self.rewards:
-            return self.rewards["reward"]
-        values = list(self.rewards.values())
-        return values[0] if len(values) == 1 else sum(values) / len(values)
+        """The headline reward (``scalar_reward``); ``rewards`` keeps every key."""
+        return scalar_reward(self.rewards) if self.rewards else None
 
 
 class TaskId(BaseModel):
@@ -117,6 +128,10 @@ class TrialResult(BaseModel):
     @property
     def reward(self) -> float | None:
         return self.verifier_result.reward if self.verifier_result else None
+
+    @property
+    def rewards(self) -> dict[str, float] | None:
+        return self.verifier_result.rewards if self.verifier_result else None
 
     @property
     def agent_results(self) -> list[AgentContext]:
