@@ -24,6 +24,7 @@ from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.llm.base import Message, Model
 from autoenvscaling.roles.proposer import prompts
 from autoenvscaling.roles.proposer.domain import DomainContext
+from autoenvscaling.roles.proposer.outputs import image_paths, task_outputs
 from autoenvscaling.roles.proposer.records import GenerationResult
 from autoenvscaling.tasks.model import iter_task_files
 
@@ -49,6 +50,7 @@ class PromptProposal(BaseModel):
     solve_sh: str
     test_sh: str
     test_files: list[ProposedFile] = Field(default_factory=list)
+    outputs: list[str] = Field(default_factory=list)  # the files the solution writes that the tests read
 
 
 _FILES_SCHEMA: dict[str, Any] = {
@@ -72,6 +74,7 @@ SCHEMA: dict[str, Any] = {
         "solve_sh": {"type": "string"},
         "test_sh": {"type": "string"},
         "test_files": _FILES_SCHEMA,
+        "outputs": {"type": "array", "items": {"type": "string"}},
     },
     "required": list(PromptProposal.model_fields),  # strict mode: every field
     "additionalProperties": False,
@@ -135,14 +138,22 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:50] or "task"
 
 
+def proposal_outputs(proposal: PromptProposal) -> tuple[list[str], list[str]]:
+    """The task's artifacts: the outputs the proposal lists, plus those its tests and solution show (outputs.py)."""
+    tests = [proposal.test_sh, *(f.content for f in proposal.test_files)]
+    return task_outputs(proposal.outputs, tests, [proposal.solve_sh], image_paths(proposal.dockerfile))
+
+
 def write_proposal(proposal: PromptProposal, dest: Path, domain: str) -> list[str]:
-    """Write ``proposal`` as a Harbor task dir; returns notes on files left out (unsafe paths)."""
-    notes: list[str] = []
+    """Write ``proposal`` as a Harbor task dir; returns notes on what was left out (unsafe paths or outputs)."""
+    outputs, notes = proposal_outputs(proposal)
     config = {
         "schema_version": "1.4",
+        # The files the tests grade: they run in a fresh container of the image holding only these.
+        "artifacts": outputs,
         "task": {"name": f"autoenv/{_slug(proposal.name)}", "description": proposal.description},
         "metadata": {"difficulty": proposal.difficulty, "category": domain, "tags": []},
-        "verifier": {"timeout_sec": 120},
+        "verifier": {"timeout_sec": 120, "environment_mode": "separate"},
         "agent": {"timeout_sec": 600},
         "environment": {"build_timeout_sec": 600, "cpus": 1, "memory_mb": 1024},
     }
