@@ -280,3 +280,10 @@ def test_host_env_reference_warns(make_task: MakeTask) -> None:
     toml = TASK_TOML + '\n[verifier.env]\nKEY = "${OPENAI_API_KEY}"\n'
     findings = only(lint_task(make_task(files={"task.toml": toml})), "host-env-reference")
     assert len(findings) == 1 and "--pass-env OPENAI_API_KEY" in findings[0].message
+
+
+def test_shared_verifier_warns(make_task: MakeTask) -> None:
+    # More cases in test_lint_shared_verifier.py; the factory's task opts out the way harbor lint allows.
+    toml = TASK_TOML.split("\n[metadata.harbor.lint]")[0]
+    findings = lint_task(make_task(files={"task.toml": toml}))
+    assert [(f.rule, f.severity) for f in findings] == [("shared-verifier", "warning")]

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from autoenvscaling.tasks.config import TaskConfig, artifact_path_problem
+from autoenvscaling.tasks.config import TaskConfig, VerifierConfig, artifact_path_problem
 from autoenvscaling.tasks.dockerfile import (
     Stage,
     copy_sources,
@@ -52,7 +52,10 @@ RULES: dict[str, Severity] = {
     "test-script-no-shebang": "warning",
     "uncataloged-base-image": "warning",
     "unsupported-feature": "warning",
+    "shared-verifier": "warning",
 }
+# Harbor's rule names (``harbor lint``): a task may turn them off in ``[metadata.harbor.lint] ignore``, as in Harbor.
+HARBOR_RULES = frozenset({"shared-verifier"})
 
 
 class Finding(BaseModel):
@@ -315,6 +318,38 @@ def _support_rule(ctx: _Ctx) -> Iterable[Finding]:
         yield _finding("unsupported-feature", u.file, message, line)
 
 
+def _verifier_mode(verifier: VerifierConfig | None) -> str | None:
+    """Harbor's resolution at one level: an explicit mode, else separate when a verifier environment is given."""
+    if verifier is None:
+        return None
+    if "environment_mode" in verifier.model_fields_set:
+        return verifier.environment_mode
+    return "separate" if verifier.environment is not None else None
+
+
+def _harbor_ignored(config: TaskConfig) -> set[str]:
+    harbor = config.metadata.get("harbor")
+    lint = harbor.get("lint") if isinstance(harbor, dict) else None
+    ignore = lint.get("ignore") if isinstance(lint, dict) else None
+    return {r for r in ignore if isinstance(r, str) and r in HARBOR_RULES} if isinstance(ignore, list) else set()
+
+
+def _shared_verifier_rule(ctx: _Ctx) -> Iterable[Finding]:
+    """Harbor 0.26's ``shared-verifier``: some verify pass (the task's, or a step's) runs in the agent's container."""
+    if "shared-verifier" in _harbor_ignored(ctx.config):
+        return
+    task_mode = _verifier_mode(ctx.config.verifier) or "shared"
+    modes = [_verifier_mode(step.verifier) or task_mode for step in ctx.config.steps] or [task_mode]
+    if "shared" in modes:
+        yield _finding(
+            "shared-verifier",
+            "task.toml",
+            "the tests run in the agent's container, where what the agent left can interfere with grading; "
+            'set [verifier] environment_mode = "separate" and list the files the tests read in artifacts',
+            toml_key_line(ctx.toml_text, "verifier.environment_mode"),
+        )
+
+
 def _relative_path_rule(ctx: _Ctx) -> Iterable[Finding]:
     files = [ctx.paths.instruction, *(d / "instruction.md" for d in ctx.step_dirs())]
     for f in files:
@@ -353,6 +388,7 @@ _RULE_FUNCS: tuple[Callable[[_Ctx], Iterable[Finding]], ...] = (
     _leak_rules,
     _config_rules,
     _support_rule,
+    _shared_verifier_rule,
     _host_env_rule,
     _relative_path_rule,
     _test_script_rules,
