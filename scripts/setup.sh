@@ -12,6 +12,7 @@ SUDO=""
 need_apt=()
 command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
 command -v dockerd >/dev/null 2>&1 || need_apt+=(docker.io)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)  # the viewer's browser tests (Playwright drives it)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "==> apt-get install ${need_apt[*]}"
   $SUDO apt-get update -qq
@@ -31,7 +32,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 echo "==> installing autoenvscaling into $VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q -e ".[dev,embedded,report]"
+"$VENV/bin/python" -m pip install -q -e ".[dev,embedded,report,view]"
 
 echo "==> base images"
 "$VENV/bin/autoenv" images bootstrap

@@ -38,6 +38,9 @@ def _register() -> None:
     from autoenvscaling.cli import flywheel_cmd
 
     app.add_typer(flywheel_cmd.app, name="flywheel")
+    from autoenvscaling.cli import view_cmd
+
+    view_cmd.register(app)
 
 
 _register()

@@ -1,0 +1,228 @@
+"""An ATIF trajectory as player steps; for a proposer episode also each ``check`` and the draft's diff.
+
+A proposer episode dir (``roles.proposer.episode``) keeps snapshots of the draft: ``start/starting-draft/``,
+``checks/<nn>/<task-id>/`` (one per ``check`` call, with ``feedback.txt`` and ``report.json``) and
+``final/<task-id>/``. The n-th step that ran ``check`` is shown with ``checks/<n>``'s result and the diff from the
+snapshot before it; the last step with the diff to the final draft.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from autoenvscaling.agent.errors import TrajectoryError
+from autoenvscaling.agent.trajectory import ContentPart, Step, Trajectory, read_trajectory
+from autoenvscaling.validate.report import ValidationReport
+from autoenvscaling.view.files import Root, read_text
+from autoenvscaling.view.readers import read_model
+
+_DIFF_MAX_BYTES = 200_000
+
+
+class DiffLine(BaseModel):
+    kind: str  # add | del | hunk | ctx
+    text: str
+
+
+class FileDiff(BaseModel):
+    path: str
+    status: str  # added | removed | changed
+    lines: list[DiffLine]
+
+
+class CheckView(BaseModel):
+    number: int
+    dir: str
+    feedback: str
+    verdict: str | None
+    failed_checks: list[str]
+    passed: bool | None
+
+
+class CallView(BaseModel):
+    name: str
+    command: str
+
+
+class StepView(BaseModel):
+    id: int
+    source: str
+    message: str
+    reasoning: str | None
+    calls: list[CallView]
+    outputs: list[str]
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    timestamp: str | None
+    seconds: float | None  # since the previous step
+    check: CheckView | None = None
+    diff: list[FileDiff] | None = None
+    diff_title: str = ""
+
+
+class TrajectoryView(BaseModel):
+    agent: str
+    model: str | None
+    steps: list[StepView]
+    totals: dict[str, float | int | None]
+    extra: dict[str, object]
+    episode: str | None  # the proposer episode dir under the root
+    generation: dict[str, object]
+
+
+def _text(content: str | list[ContentPart] | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.text if p.text is not None else f"[{p.type}: {p.source.path if p.source else '?'}]"
+                     for p in content)  # fmt: skip
+
+
+def _when(ts: str | None) -> datetime | None:
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")) if ts else None
+    except ValueError:
+        return None
+
+
+def _step(step: Step, prev: Step | None) -> StepView:
+    calls = [
+        CallView(
+            name=c.function_name,
+            command=str(c.arguments.get("command", "")) or (json.dumps(c.arguments) if c.arguments else ""),
+        )
+        for c in step.tool_calls or []
+    ]
+    t0, t1 = _when(prev.timestamp if prev else None), _when(step.timestamp)
+    m = step.metrics
+    return StepView(
+        id=step.step_id,
+        source=step.source,
+        message=_text(step.message),
+        reasoning=step.reasoning_content,
+        calls=calls,
+        outputs=[_text(r.content) for r in (step.observation.results if step.observation else [])],
+        prompt_tokens=m.prompt_tokens if m else None,
+        completion_tokens=m.completion_tokens if m else None,
+        cost_usd=m.cost_usd if m else None,
+        timestamp=step.timestamp,
+        seconds=(t1 - t0).total_seconds() if t0 and t1 else None,
+    )
+
+
+def _files(d: Path | None) -> dict[str, str]:
+    if d is None or not d.is_dir():
+        return {}
+    out = {}
+    for f in sorted(p for p in d.rglob("*") if p.is_file()):
+        size = f.stat().st_size
+        text = read_text(f, _DIFF_MAX_BYTES) if size <= _DIFF_MAX_BYTES else None
+        out[f.relative_to(d).as_posix()] = text if text is not None else f"[{size} bytes]"
+    return out
+
+
+def draft_diff(before: Path | None, after: Path | None) -> list[FileDiff]:
+    a, b = _files(before), _files(after)
+    diffs = []
+    for path in sorted(a.keys() | b.keys()):
+        old, new = a.get(path), b.get(path)
+        if old == new:
+            continue
+        status = "added" if old is None else "removed" if new is None else "changed"
+        lines = []
+        for line in list(difflib.unified_diff((old or "").splitlines(), (new or "").splitlines(), lineterm=""))[2:]:
+            kind = "hunk" if line.startswith("@@") else {"+": "add", "-": "del"}.get(line[:1], "ctx")
+            lines.append(DiffLine(kind=kind, text=line))
+        diffs.append(FileDiff(path=path, status=status, lines=lines))
+    return diffs
+
+
+def _snapshot(d: Path) -> Path | None:
+    """The task dir inside a check or final dir (the one subdir holding a task.toml or instruction.md)."""
+    if not d.is_dir():
+        return None
+    for sub in sorted(p for p in d.iterdir() if p.is_dir()):
+        if (sub / "task.toml").is_file() or (sub / "instruction.md").is_file():
+            return sub
+    return None
+
+
+def _check(root: Root, episode: Path, n: int) -> tuple[CheckView, Path | None] | None:
+    d = episode / "checks" / f"{n:02d}"
+    if not d.is_dir():
+        return None
+    report = read_model(d / "report.json", ValidationReport)
+    feedback = read_text(d / "feedback.txt") or ""
+    passed = report.is_valid if report else ("PASSED" in feedback.split("\n", 1)[0] or None)
+    view = CheckView(
+        number=n,
+        dir=root.rel(d),
+        feedback=feedback,
+        verdict=report.verdict.value if report else None,
+        failed_checks=report.failed_checks if report else [],
+        passed=passed,
+    )
+    return view, _snapshot(d)
+
+
+def _add_episode(root: Root, episode: Path, steps: list[StepView]) -> None:
+    before = episode / "start" / "starting-draft"
+    snapshot: Path | None = before if before.is_dir() else None
+    n = 0
+    for step in steps:
+        if any(c.command.strip() == "check" for c in step.calls):
+            n += 1
+            found = _check(root, episode, n)
+            if found is None:
+                continue
+            step.check, after = found
+            if after is not None:
+                step.diff, step.diff_title = draft_diff(snapshot, after), f"draft at check {n}"
+                snapshot = after
+    final = _snapshot(episode / "final")
+    agent_steps = [s for s in steps if s.source == "agent"]
+    if final is not None and agent_steps and agent_steps[-1].diff is None:
+        agent_steps[-1].diff, agent_steps[-1].diff_title = draft_diff(snapshot, final), "final draft"
+
+
+def trajectory_view(root: Root, path: Path) -> TrajectoryView:
+    """Raises ``TrajectoryError`` (one line naming the file) when the file is not a valid ATIF trajectory."""
+    traj: Trajectory = read_trajectory(path)
+    steps = [_step(s, traj.steps[i - 1] if i else None) for i, s in enumerate(traj.steps)]
+    episode = path.parent if (path.parent / "generation.json").is_file() else None
+    if episode is not None:
+        _add_episode(root, episode, steps)
+    fm = traj.final_metrics
+    generation = read_model_dict(episode / "generation.json") if episode else {}
+    return TrajectoryView(
+        agent=traj.agent.name,
+        model=traj.agent.model_name,
+        steps=steps,
+        totals={
+            "steps": len(steps),
+            "prompt tokens": fm.total_prompt_tokens if fm else None,
+            "completion tokens": fm.total_completion_tokens if fm else None,
+            "cost $": fm.total_cost_usd if fm else None,
+        },
+        extra=dict(traj.extra or {}),
+        episode=root.rel(episode) if episode else None,
+        generation=generation,
+    )
+
+
+def read_model_dict(path: Path) -> dict[str, object]:
+    try:
+        value = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+__all__ = ["TrajectoryError", "TrajectoryView", "draft_diff", "trajectory_view"]
