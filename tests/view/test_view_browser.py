@@ -79,7 +79,7 @@ def test_pool_filters_change_the_list(tab: Tab) -> None:
     assert page.locator("#count").inner_text() == f"1 of {total}"
 
 
-def test_trajectory_player_steps_forward_and_back(tab: Tab, runs: dict[str, Path]) -> None:
+def test_trajectory_player_steps_forward_and_back(tab: Tab, runs: dict[str, Path], shots: Path) -> None:
     page = tab.open(urls(runs)["trajectory"][0])
     steps = page.locator("#player section.step")
     n = steps.count()
@@ -108,6 +108,7 @@ def test_trajectory_player_steps_forward_and_back(tab: Tab, runs: dict[str, Path
     diff = page.locator("section.step:visible div.diff")
     assert "tests/test.sh" in diff.inner_text() and diff.locator(".d-add").count() > 0
     assert page.url.endswith(f"#step-{page.locator('#step-no').inner_text()}")
+    page.screenshot(path=shots / "view-trajectory-check.png")
 
 
 def test_flywheel_charts_render(tab: Tab) -> None:

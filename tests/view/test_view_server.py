@@ -3,6 +3,7 @@ methods, paged logs, a crawl of every linked page (all 200, nothing on disk chan
 
 from __future__ import annotations
 
+import fcntl
 import http.client
 import re
 import time
@@ -133,6 +134,18 @@ def test_every_linked_page_loads_and_nothing_is_written(runs: dict[str, Path], v
     assert _state(root) == before
     slowest = max(seen.values())
     assert slowest < 5.0, sorted(seen.items(), key=lambda kv: -kv[1])[:3]
+
+
+def test_a_running_flywheel_page_reloads_itself(runs: dict[str, Path], viewer: str) -> None:
+    path = f"/run/{runs['flywheel'].name}"
+    assert 'data-refresh="5"' not in get(viewer, path)[2]
+    with (runs["flywheel"] / ".lock").open("rb") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)  # what a flywheel process holds while it runs
+        try:
+            _, _, body = get(viewer, path)
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    assert 'data-refresh="5"' in body and "status-running" in body
 
 
 def test_command_errors_are_one_line(tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ class TrajectoryView(BaseModel):
     totals: dict[str, float | int | None]
     extra: dict[str, object]
     episode: str | None  # the proposer episode dir under the root
+    propose_run: str | None  # the run that holds the episode (its page has the verdict after validation)
     generation: dict[str, object]
 
 
@@ -213,6 +214,7 @@ def trajectory_view(root: Root, path: Path) -> TrajectoryView:
         },
         extra=dict(traj.extra or {}),
         episode=root.rel(episode) if episode else None,
+        propose_run=root.rel(episode.parents[1]) if episode and root.inside(episode.parents[1]) else None,
         generation=generation,
     )
 
