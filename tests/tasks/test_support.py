@@ -27,11 +27,6 @@ CASES: list[tuple[str, dict[str, str | None], str]] = [
     ("gpus", {"task.toml": TASK_TOML.replace("cpus = 1", "cpus = 1\ngpus = 1")}, "gpus"),
     ("tpu", {"task.toml": TASK_TOML + '\n[environment.tpu]\ntype = "v5e"\n'}, "tpu"),
     (
-        "healthcheck",
-        {"task.toml": TASK_TOML + '\n[environment.healthcheck]\ncommand = "test -f /app/ready"\n'},
-        "healthcheck",
-    ),
-    (
         "verifier-environment",
         {"task.toml": TASK_TOML + '\n[verifier.environment]\ndocker_image = "autoenv/python:latest"\n'},
         "verifier-environment",
@@ -45,9 +40,9 @@ CASES: list[tuple[str, dict[str, str | None], str]] = [
         "verifier-image",
     ),
     (
-        "collect",
-        {"task.toml": TASK_TOML + '\n[[verifier.collect]]\ncommand = "git diff > /logs/artifacts/p.diff"\n'},
-        "verifier-collect",
+        "collect-service",
+        {"task.toml": TASK_TOML + '\n[[verifier.collect]]\ncommand = "pg_dump > /x.sql"\nservice = "db"\n'},
+        "verifier-collect-service",
     ),
     (
         "artifact-table",
@@ -126,6 +121,19 @@ def test_several_features_are_counted(make_task: MakeTask) -> None:
     task = load_task(make_task(files={"task.toml": toml, "environment/docker-compose.yaml": COMPOSE}))
     with pytest.raises(UnsupportedTaskError, match=r"\(and 1 more unsupported feature\(s\)\)"):
         check_supported(task)
+
+
+def test_hooks_and_healthchecks_are_supported(make_task: MakeTask) -> None:
+    toml = (
+        TASK_TOML
+        + '\n[environment.healthcheck]\ncommand = "test -f /app/ready"\nretries = 2\n'
+        + '\n[[verifier.collect]]\ncommand = "cp /app/x /logs/artifacts/"\n'
+        + '\n[[steps]]\nname = "one"\n[steps.healthcheck]\ncommand = "true"\n'
+        + '[[steps.verifier.collect]]\ncommand = "true"\n'
+    )
+    task = load_task(make_task(files={"task.toml": toml}))
+    assert unsupported_features(task.paths, task.config, agent_facing=True) == []
+    assert task.config.environment.healthcheck is not None and task.config.environment.healthcheck.retries == 2
 
 
 def test_clean_task_is_supported(make_task: MakeTask) -> None:

@@ -17,7 +17,9 @@ from autoenvscaling.verify.agents import NopAgent, OracleAgent
 
 pytestmark = pytest.mark.docker
 
-MULTI_STEP = Path(__file__).resolve().parents[2] / "examples" / "harbor-kinds" / "multi-step"
+KINDS = Path(__file__).resolve().parents[2] / "examples" / "harbor-kinds"
+MULTI_STEP = KINDS / "multi-step"
+MULTI_REWARD = KINDS / "multi-reward"
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +55,20 @@ def test_multi_step_solve_run(backend: DockerBackend, tmp_path: Path) -> None:
     assert [r.reward for r in records] == [1.0] and summary.pass_at_1 == 1.0
     records, (summary,) = SolveRun(tmp_path / "nop", backend, NopAgent, attempts=1).run([MULTI_STEP])
     assert [r.reward for r in records] == [0.0] and summary.pass_at_1 == 0.0
+
+
+def test_multi_reward_with_healthcheck_and_collect_hook(backend: DockerBackend, tmp_path: Path) -> None:
+    run = ValidationRun(tmp_path / "run", backend, ValidationConfig(repeats=1))
+    (rep,), _ = run.run([MULTI_REWARD])
+    assert rep.verdict == Verdict.VALID, (rep.failed_checks, rep.error, rep.checks)
+    assert [(t.agent, t.rewards) for t in rep.trials] == [
+        ("oracle", {"reward": 1.0, "prices": 1.0, "removed": 1.0}),
+        ("nop", {"reward": 0.0, "prices": 0.0, "removed": 0.0}),
+    ]
+    # The separate verifier graded the hook's snapshot of the database, copied out as an artifact.
+    snapshot = tmp_path / "run" / "trials" / "multi-reward__oracle-1" / "artifacts" / "logs" / "artifacts"
+    assert json.loads((snapshot / "products.json").read_text()) == [
+        {"name": "apple", "price": 3},
+        {"name": "fig", "price": 7},
+        {"name": "pear", "price": 5},
+    ]

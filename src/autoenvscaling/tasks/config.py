@@ -79,6 +79,26 @@ class TaskInfo(_Section):
     authors: list[Any] = Field(default_factory=list)
 
 
+class HealthcheckConfig(_Section):
+    """Harbor's readiness check (Docker HEALTHCHECK semantics): run until it exits 0 before the agent starts."""
+
+    command: str
+    interval_sec: float = Field(default=5.0, ge=0, allow_inf_nan=False)
+    timeout_sec: Seconds = 30.0
+    start_period_sec: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    start_interval_sec: float = Field(default=5.0, ge=0, allow_inf_nan=False)
+    retries: int = Field(default=3, ge=0)
+
+
+class CollectHook(_Section):
+    """A ``[[verifier.collect]]`` command, run after the agent phase and before the artifacts are copied out."""
+
+    command: str
+    service: str = "main"
+    timeout_sec: Seconds = 60.0
+    user: str | int | None = None
+
+
 class VerifierConfig(_Section):
     timeout_sec: Seconds = 600.0
     env: dict[str, str] = Field(default_factory=dict)
@@ -88,9 +108,9 @@ class VerifierConfig(_Section):
     environment_mode: Literal["shared", "separate"] = "shared"
     network_mode: NetworkMode | None = None
     allowed_hosts: list[str] = Field(default_factory=list)
-    # Harbor 0.26 fields read so that a task using them is refused by name (tasks/support.py), never run without.
+    # Harbor 0.26's own verifier environment: read so that a task using it is refused by name (tasks/support.py).
     environment: dict[str, Any] | None = None
-    collect: list[dict[str, Any]] = Field(default_factory=list)
+    collect: list[CollectHook] = Field(default_factory=list)
 
 
 class AgentConfig(_Section):
@@ -113,7 +133,7 @@ class EnvironmentConfig(_Section):
     allowed_hosts: list[str] = Field(default_factory=list)
     workdir: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
-    healthcheck: Any | None = None
+    healthcheck: HealthcheckConfig | None = None
     tpu: Any | None = None
     # Harbor fields this project does not act on; declared so real tasks lint clean and round-trip.
     mcp_servers: list[Any] = Field(default_factory=list)
@@ -174,7 +194,7 @@ class StepConfig(_Section):
     contributes_to_mean: bool | None = None
     agent: AgentConfig | None = None
     verifier: VerifierConfig | None = None
-    healthcheck: Any | None = None
+    healthcheck: HealthcheckConfig | None = None  # after the step's setup, before its agent (and the task's)
     artifacts: list[ArtifactPath | ArtifactTable] = Field(default_factory=list)
 
 
@@ -245,8 +265,12 @@ class TaskConfig(_Section):
             "environment": self.environment,
             "solution": self.solution,
         }
+        if self.environment.healthcheck is not None:
+            sections["environment.healthcheck"] = self.environment.healthcheck
         for name, section in sections.items():
             found += [f"{name}.{k}" for k in section.unknown_keys()]
+        for i, hook in enumerate(self.verifier.collect):
+            found += [f"verifier.collect[{i}].{k}" for k in hook.unknown_keys()]
         for i, step in enumerate(self.steps):
             found += [f"steps[{i}].{k}" for k in step.unknown_keys()]
             for name, sub in (("agent", step.agent), ("verifier", step.verifier)):

@@ -14,6 +14,8 @@ and the verifier run a step exactly as they run a single-step task. Harbor's rul
   does not fall back to the task's ``[verifier] timeout_sec`` here);
 - ``min_reward`` (a number gates the ``reward`` key, a table each named key; a missing key counts as -inf):
   a step below it ends the trial; later steps do not run and do not count;
+- ``[[verifier.collect]]`` hooks: the task's, then the step's, after the step's agent phase;
+  ``[steps.healthcheck]`` runs after the step's setup, before its agent (the task's runs once, at the start);
 - ``multi_step_reward_strategy``: ``mean`` (default) is the per-key mean over the steps that produced a reward
   (a key a step lacks counts 0 there); ``final`` is the last run step's rewards as they are.
 """
@@ -81,6 +83,7 @@ def _step_verifier(task: VerifierConfig, step: VerifierConfig | None) -> Verifie
         "timeout_sec": step.timeout_sec if "timeout_sec" in step.model_fields_set else HARBOR_STEP_VERIFIER_TIMEOUT_SEC,
         "env": {**task.env, **step.env},
         "user": step.user if step.user is not None else task.user,
+        "collect": [*task.collect, *step.collect],
     }
     if "environment_mode" in step.model_fields_set:
         update["environment_mode"] = step.environment_mode

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from autoenvscaling.tasks.config import NetworkMode, TaskConfig
+from autoenvscaling.tasks.config import CollectHook, NetworkMode, TaskConfig
 from autoenvscaling.tasks.paths import TaskPaths
 
 
@@ -76,15 +76,6 @@ def _environment(paths: TaskPaths, config: TaskConfig) -> list[Unsupported]:
         )
     if env.tpu is not None:
         found.append(Unsupported("tpu", "task.toml", "environment.tpu", "sandboxes here get no TPU"))
-    if env.healthcheck is not None:
-        found.append(
-            Unsupported(
-                "healthcheck",
-                "task.toml",
-                "environment.healthcheck",
-                "readiness healthchecks are not run yet; the agent could start before the environment is ready",
-            )
-        )
     return found
 
 
@@ -113,16 +104,22 @@ def _verifier(paths: TaskPaths, config: TaskConfig) -> list[Unsupported]:
                         "task image",
                     )
                 )
-    if ver.collect:
-        found.append(
-            Unsupported(
-                "verifier-collect",
-                "task.toml",
-                "verifier.collect",
-                "[[verifier.collect]] hooks are not run yet; the files they would snapshot would be missing",
-            )
-        )
+    found += _collect_services("verifier.collect", ver.collect)
     return found
+
+
+def _collect_services(key: str, hooks: list[CollectHook]) -> list[Unsupported]:
+    """Hooks run in the main container only: one for another (compose) service would not run."""
+    return [
+        Unsupported(
+            "verifier-collect-service",
+            "task.toml",
+            key,
+            f"a [[verifier.collect]] hook for service {hook.service!r}: only the main container's hooks run here",
+        )
+        for hook in hooks
+        if hook.service != "main"
+    ]
 
 
 def _artifacts(config: TaskConfig) -> list[Unsupported]:
@@ -171,24 +168,17 @@ def _steps(paths: TaskPaths, config: TaskConfig) -> list[Unsupported]:
                     f"step {step.name!r}: a network policy per step is not supported; set it for the whole task",
                 )
             )
-        if step.healthcheck is not None:
-            found.append(
-                Unsupported(
-                    "healthcheck",
-                    "task.toml",
-                    f"{key}.healthcheck",
-                    f"step {step.name!r}: readiness healthchecks are not run yet",
-                )
-            )
-        if step.verifier is not None and (step.verifier.environment is not None or step.verifier.collect):
+        if step.verifier is not None and step.verifier.environment is not None:
             found.append(
                 Unsupported(
                     "verifier-environment",
                     "task.toml",
-                    f"{key}.verifier",
-                    f"step {step.name!r}: a verifier environment or collect hooks of its own are not supported",
+                    f"{key}.verifier.environment",
+                    f"step {step.name!r}: a verifier environment of its own is not supported",
                 )
             )
+        if step.verifier is not None:
+            found += _collect_services(f"{key}.verifier.collect", step.verifier.collect)
     narrowed = config.verifier_network_mode == NetworkMode.NO_NETWORK != config.agent_network_mode
     if shared and narrowed:
         found.append(

@@ -38,3 +38,9 @@ class StepSetupError(VerifierError):
     the task's fault, and the trial has no reward."""
 
     check_id = "step-setup"
+
+
+class HealthcheckError(VerifierError):
+    """The task's ``healthcheck`` never passed: its environment did not become ready (the task's fault)."""
+
+    check_id = "healthcheck"

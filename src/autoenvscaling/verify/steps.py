@@ -3,7 +3,8 @@
 Harbor 0.26's semantics (the rules per step are in ``tasks/steps.py``); per step, in the trial's container:
 
 1. clear what the previous step left for the harness (``/logs/agent``, ``/logs/verifier``, ``/tests``);
-2. copy ``steps/<name>/workdir/`` into the working dir and run its ``setup.sh`` as the step's agent user;
+2. copy ``steps/<name>/workdir/`` into the working dir and run its ``setup.sh`` as the step's agent user, then
+   the step's healthcheck;
 3. the agent phase with the step's instruction (the oracle runs the step's ``solve.sh``);
 4. the tests (task tests + step tests): in shared mode in the same container, after every agent-phase process is
    gone; in separate mode in a fresh container of the image holding the task's and the step's artifacts (the
@@ -24,11 +25,12 @@ import shlex
 from typing import TYPE_CHECKING
 
 from autoenvscaling.sandbox.base import Sandbox
-from autoenvscaling.tasks import Task
+from autoenvscaling.tasks import StepConfig, Task
 from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_LOGS_VERIFIER, CONTAINER_TESTS_DIR
 from autoenvscaling.tasks.steps import StepPaths, combine_step_rewards, min_reward_failure, step_view
 from autoenvscaling.verify.agents import TrialAgent
-from autoenvscaling.verify.errors import StepSetupError, VerifierError
+from autoenvscaling.verify.errors import HealthcheckError, StepSetupError, VerifierError
+from autoenvscaling.verify.hooks import run_healthcheck
 from autoenvscaling.verify.paths import TrialPaths
 from autoenvscaling.verify.processes import agent_phase_mark
 from autoenvscaling.verify.results import ExceptionInfo, StepResult, TrialResult, VerifierResult
@@ -42,17 +44,24 @@ _RESET = (
 )
 
 
-def _prepare_step(view: Task, sandbox: Sandbox) -> None:
-    """Step 2: the step's workdir files, then its setup.sh (the task's own code: a failure is the task's fault)."""
+def _prepare_step(view: Task, step: StepConfig, sandbox: Sandbox) -> None:
+    """Step 2: the step's workdir files, its setup.sh (the task's own code: a failure is the task's fault), then
+    its healthcheck."""
     paths = view.paths
     assert isinstance(paths, StepPaths)
     user = None if view.config.agent.user is None else str(view.config.agent.user)
     workdir = sandbox.exec("pwd", timeout=30, user=user).stdout.strip() or "/"
-    if not paths.workdir_dir.is_dir():
-        return
-    sandbox.upload(paths.workdir_dir, workdir)
-    if not paths.setup_script.is_file():
-        return
+    if paths.workdir_dir.is_dir():
+        sandbox.upload(paths.workdir_dir, workdir)
+        if paths.setup_script.is_file():
+            _run_setup(view, sandbox, workdir, user)
+    if step.healthcheck is not None:
+        run_healthcheck(sandbox, step.healthcheck, what=f"step {step.name!r} healthcheck", user=user)
+
+
+def _run_setup(view: Task, sandbox: Sandbox, workdir: str, user: str | None) -> None:
+    paths = view.paths
+    assert isinstance(paths, StepPaths)
     script = f"{workdir.rstrip('/')}/setup.sh"
     limit = view.config.agent.timeout_sec
     res = sandbox.exec(f"bash {shlex.quote(script)}", timeout=limit, user=user)
@@ -65,6 +74,7 @@ def _prepare_step(view: Task, sandbox: Sandbox) -> None:
 
 def _run_step(
     runner: TrialRunner,
+    cfg: StepConfig,
     view: Task,
     agent: TrialAgent,
     sandbox: Sandbox,
@@ -76,8 +86,8 @@ def _run_step(
     last: bool,
 ) -> None:
     try:
-        _prepare_step(view, sandbox)
-    except StepSetupError as e:
+        _prepare_step(view, cfg, sandbox)
+    except (StepSetupError, HealthcheckError) as e:
         step.exception_info = ExceptionInfo.from_exception(e)
         return
     mark = agent_phase_mark(sandbox)  # what setup.sh started belongs to the environment, not to the agent
@@ -117,7 +127,7 @@ def run_steps(
             raise StepSetupError(f"step {cfg.name!r}: cannot read its instruction.md: {e}") from None
         step_paths = TrialPaths(paths.root / "steps" / cfg.name).make()
         last = i == len(task.config.steps) - 1
-        _run_step(runner, view, agent, sandbox, step_paths, step, agent_timeout_sec, sandboxes, last=last)
+        _run_step(runner, cfg, view, agent, sandbox, step_paths, step, agent_timeout_sec, sandboxes, last=last)
         for key, sec in step.command_seconds.items():
             result.command_seconds[key] = result.command_seconds.get(key, 0.0) + sec
         if step.verifier_result is None or step.verifier_result.rewards is None:

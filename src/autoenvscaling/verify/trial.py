@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -22,9 +22,7 @@ from typing import Self
 from pydantic import BaseModel, Field
 
 from autoenvscaling.sandbox.base import (
-    DEFAULT_OUTPUT_LIMIT,
     CopyOutLimitError,
-    ExecResult,
     NetworkControl,
     Sandbox,
     SandboxBackend,
@@ -34,9 +32,11 @@ from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_LOGS_ARTIFACTS, CONTAINER_LOGS_VERIFIER
 from autoenvscaling.verify.agents import TrialAgent
+from autoenvscaling.verify.as_user import AsUser
 from autoenvscaling.verify.confine import artifact_dest, merge_untrusted
 from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTaskError, check_supported
 from autoenvscaling.verify.errors import AgentTimeoutError, TrialWatchdogError
+from autoenvscaling.verify.hooks import collect_limit, run_collect_hooks, run_healthcheck
 from autoenvscaling.verify.paths import TrialPaths
 from autoenvscaling.verify.prewarm import Prewarmer
 from autoenvscaling.verify.processes import agent_phase_mark, end_agent_processes
@@ -108,56 +108,6 @@ class _Watchdog:
                 f"the {self.what} outlived its limit by more than the grace period ({self.seconds:g} s in all); "
                 "its sandbox was removed"
             ) from None
-
-
-class _AsUser:
-    """The sandbox as the agent sees it: commands run as ``[agent].user`` unless they name a user."""
-
-    def __init__(self, inner: Sandbox, user: str) -> None:
-        self._inner = inner
-        self._user = user
-
-    @property
-    def id(self) -> str:
-        return self._inner.id
-
-    def start(self) -> None:
-        self._inner.start()
-
-    def exec(
-        self,
-        cmd: str,
-        *,
-        timeout: float | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-        user: str | None = None,
-        output_limit: int = DEFAULT_OUTPUT_LIMIT,
-    ) -> ExecResult:
-        return self._inner.exec(
-            cmd, timeout=timeout, env=env, cwd=cwd, user=user or self._user, output_limit=output_limit
-        )
-
-    def upload(self, src: Path, dst: str) -> None:
-        self._inner.upload(src, dst)
-
-    def upload_text(self, content: str | bytes, dst: str, mode: int = 0o644) -> None:
-        self._inner.upload_text(content, dst, mode)
-
-    def download(self, src: str, dst: Path) -> None:
-        self._inner.download(src, dst)
-
-    def stop(self) -> None:
-        self._inner.stop()
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
 
 def write_json_atomic(path: Path, text: str) -> None:
@@ -254,6 +204,8 @@ class TrialRunner:
                 check_supported(task, agent_facing=agent.info.name not in _HARNESS_AGENTS)
                 sandbox = self._sandbox(task, trial_dir, prewarm_next)
                 sandboxes.append(sandbox)
+                if task.config.environment.healthcheck is not None:  # ready before the agent (and the mark)
+                    run_healthcheck(sandbox, task.config.environment.healthcheck)
                 mark = agent_phase_mark(sandbox, before=_MKDIR_LOGS)
             if task.config.is_multi_step:
                 run_steps(self, task, agent, sandbox, paths, result, agent_timeout_sec, sandboxes)
@@ -292,8 +244,9 @@ class TrialRunner:
     ) -> None:
         timeout = agent_timeout_sec if agent_timeout_sec is not None else task.config.agent.timeout_sec
         user = task.config.agent.user
-        seen: Sandbox = sandbox if user is None else _AsUser(sandbox, str(user))
-        limit = timeout + self.options.watchdog_grace_sec
+        seen: Sandbox = sandbox if user is None else AsUser(sandbox, str(user))
+        hooks = task.config.verifier.collect
+        limit = timeout + self.options.watchdog_grace_sec + collect_limit(hooks)
         with _Watchdog(limit, "agent phase ([agent].timeout_sec)", sandboxes):
             result.agent_setup = TimingInfo()
             with _timed(result.agent_setup):
@@ -309,6 +262,9 @@ class TrialRunner:
                 # Harbor semantics: an agent that runs out of time is still graded.
                 result.exception_info = ExceptionInfo.from_exception(e)
             finally:
+                notes = run_collect_hooks(sandbox, hooks)  # [[verifier.collect]]: before the artifacts are copied
+                if notes and result.agent_result is not None:
+                    result.agent_result.metadata["collect_hook_failures"] = notes
                 self._collect_agent_outputs(task, sandbox, paths)
 
     def _verify(
