@@ -198,3 +198,18 @@ def test_an_instruction_that_leaves_out_the_rules_keyword_is_repaired_or_complet
     assert ("The rule uses these values: `POST`." in instruction) is not repaired
     # The first line of the input the script reads, as a parsing hint.
     assert "A line of /app/data/access.log looks like: `10.0.0.1 GET /index.html 200`" in instruction
+
+
+def test_a_blind_attempt_runs_under_the_reproduction_time_limit_not_the_tasks(
+    tmp_path: Path, backend: DockerBackend
+) -> None:
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK]
+    record, _ = _run(
+        tmp_path, backend, replies, ("```bash\nsleep 30\n```",), reproduce_attempts=1, reproduce_timeout_sec=3
+    )
+    assert record.failed_checks == [NOT_REPRODUCED] and record.validation.reproduce_rewards == [0.0]
+    result = json.loads((tmp_path / "out" / "reproduce" / "staged-000__blind-1" / "result.json").read_text())
+    # The attempt ended on its wall budget after 3 s (the task's own limit is 600 s), and was graded.
+    meta = result["agent_result"]["metadata"]
+    assert meta["exit_reason"] == "max_wall" and 2.5 < meta["wall_sec"] < 10
+    assert result["verifier_result"]["rewards"] == {"reward": 0.0}

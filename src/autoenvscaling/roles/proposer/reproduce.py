@@ -44,14 +44,18 @@ def reproduce(
     attempts: int,
     run_id: str | None = None,
     builder: EnvironmentBuilder | None = None,
+    agent_timeout_sec: float | None = None,
 ) -> Reproduction:
+    """Up to ``attempts`` blind solver trials on ``task_dir``; ``agent_timeout_sec`` replaces the task's own agent
+    limit (written for a fast endpoint; a small model on the CPU needs longer for the same turns)."""
     started = time.perf_counter()
     out = Reproduction()
     task = load_task(task_dir)
     runner = TrialRunner(backend, builder or EnvironmentBuilder(backend), run_id=run_id, prewarm=False)
     try:
         for i in range(1, attempts + 1):
-            res = runner.run(task, agent_factory(), trials_dir / f"{task_dir.name}__blind-{i}")
+            trial_dir = trials_dir / f"{task_dir.name}__blind-{i}"
+            res = runner.run(task, agent_factory(), trial_dir, agent_timeout_sec=agent_timeout_sec)
             ctx = res.agent_result
             if ctx is not None:
                 out.tokens += (ctx.n_input_tokens or 0) + (ctx.n_output_tokens or 0)

@@ -80,6 +80,12 @@ class ProposeConfig(BaseModel):
     reproduce_attempts: int = Field(
         default=3, ge=0, description="blind solver attempts for recorded expectations (0: accept unreproduced)"
     )
+    reproduce_timeout_sec: float | None = Field(
+        default=1800.0,
+        gt=0,
+        description="agent-phase limit of one blind attempt, in place of the task's own (None: the task's); its "
+        "turns (solver.max_turns) bound the attempt, this only guards against a hang",
+    )
     solver: AgentConfig = Field(
         default_factory=lambda: AgentConfig(max_turns=10), description="the blind solver's agent settings"
     )
@@ -336,6 +342,7 @@ class ProposeRun:
             self.out_dir / "reproduce",
             attempts=self.config.reproduce_attempts,
             run_id=self.run_id,
+            agent_timeout_sec=self.config.reproduce_timeout_sec,
         )
         on_reproduced(record.id, result)
         validation = record.validation.model_copy(
