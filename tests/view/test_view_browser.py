@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from view_fixtures import FLYWHEEL, PROPOSE, SOLVE, VALIDATE, Tab, episode_with_checks, learnable_env
+from view_fixtures import FLYWHEEL, PROPOSE, SOLVE, VALIDATE, Tab, episode_with_checks, learnable_env, shoot
 
 pytestmark = pytest.mark.browser
 
@@ -41,8 +41,8 @@ def test_every_page_loads_without_console_errors(tab: Tab, runs: dict[str, Path]
     path, selector = urls(runs)[name]
     page = tab.open(path)
     assert page.locator(selector).first.is_visible(), (name, selector)
-    page.screenshot(path=shots / f"view-{name}.png")
-    assert (shots / f"view-{name}.png").stat().st_size > 5_000
+    shoot(page, shots / f"view-{name}.png")
+    assert (shots / f"view-{name}.png").stat().st_size > 3_000
 
 
 def test_runs_filter_changes_the_list(tab: Tab) -> None:
@@ -108,7 +108,7 @@ def test_trajectory_player_steps_forward_and_back(tab: Tab, runs: dict[str, Path
     diff = page.locator("section.step:visible div.diff")
     assert "tests/test.sh" in diff.inner_text() and diff.locator(".d-add").count() > 0
     assert page.url.endswith(f"#step-{page.locator('#step-no').inner_text()}")
-    page.screenshot(path=shots / "view-trajectory-check.png")
+    shoot(page, shots / "view-trajectory-check.png")
 
 
 def test_flywheel_charts_render(tab: Tab) -> None:
