@@ -1,0 +1,101 @@
+"""The TRL environment over the Docker sandbox: the oracle's commands score 1, nothing scores 0, and no
+rollout leaves a container behind (scored, abandoned by a new reset, failed, or closed)."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+
+from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.train.environment import RolloutSettings, TaskEnvFactory
+from autoenvscaling.train.rows import load_rows
+
+pytestmark = pytest.mark.docker
+
+SEED_TASK = Path(__file__).resolve().parents[2] / "examples" / "flywheel" / "tasks" / "seed-count-words"
+
+
+def _containers(run_id: str) -> list[str]:
+    import docker
+
+    client = docker.from_env()
+    try:
+        found = client.containers.list(all=True, filters={"label": [f"autoenvscaling.run={run_id}"]})
+        return [c.name or "" for c in found]
+    finally:
+        client.close()
+
+
+def test_oracle_commands_score_one_and_nothing_scores_zero(
+    export_dir: Path, docker_backend: SandboxBackend, tmp_path: Path
+) -> None:
+    rows = load_rows(export_dir).rows
+    assert [r.task_name for r in rows] == ["autoenv/seed-count-words"] and rows[0].env_id
+    run_id = f"train-test-{uuid.uuid4().hex[:8]}"
+    with TaskEnvFactory(docker_backend, tmp_path / "rollouts", run_id=run_id) as factory:
+        env = factory()
+        prompt = env.reset(**rows[0].model_dump())
+        assert "words" in prompt and "`bash` tool" in prompt
+        assert env.bash("cd /tmp && export N=1").endswith("[exit code 0]")
+        assert env.bash("pwd; echo N=$N") == "/app\nN=\n[exit code 0]"  # a fresh shell per call, as the solver's
+        assert env.bash("wc -w < text.txt > words.txt").endswith("[exit code 0]")
+        assert env.bash("false").endswith("[exit code 1]")
+        assert env.get_reward() == 1.0
+        assert env.get_reward() == 1.0  # scored once
+        assert _containers(run_id) == []
+        trial = env.trial_result
+        assert trial is not None and trial.agent_result is not None
+        assert trial.agent_result.metadata["commands"] == 4
+
+        env.reset(**rows[0].model_dump())
+        assert env.get_reward() == 0.0  # the do-nothing rollout
+        with pytest.raises(RuntimeError, match="no task is running"):
+            env.bash("true")
+    assert _containers(run_id) == []
+
+
+def test_abandoned_and_failed_rollouts_leave_no_container(
+    export_dir: Path, docker_backend: SandboxBackend, tmp_path: Path
+) -> None:
+    rows = load_rows(export_dir).rows
+    run_id = f"train-test-{uuid.uuid4().hex[:8]}"
+    settings = RolloutSettings(command_timeout_sec=1, output_chars=200)
+    factory = TaskEnvFactory(docker_backend, tmp_path / "rollouts", run_id=run_id, settings=settings)
+    try:
+        first, second = factory(), factory()
+        first.reset(**rows[0].model_dump())
+        second.reset(**rows[0].model_dump())
+        out = first.bash("seq 1 100000; sleep 5")
+        assert "characters omitted" in out and "[timed out after 1 s]" in out
+        assert len(_containers(run_id)) == 2
+        first.reset(**rows[0].model_dump())  # the previous rollout was never scored: aborted, container removed
+        aborted = first.trial_result
+        assert aborted is not None and aborted.is_error
+        assert aborted.exception_info is not None and "abandoned" in aborted.exception_info.exception_message
+        first.bash("true")
+        assert len(_containers(run_id)) == 2
+        raise KeyboardInterrupt  # a training step that dies mid-rollout
+    except KeyboardInterrupt:
+        pass
+    finally:
+        factory.close()
+    assert _containers(run_id) == []
+    assert second.get_reward() is None  # closed before it was scored: an error, not a 0
+
+
+def test_a_task_that_cannot_start_is_an_error_not_a_zero(docker_backend: SandboxBackend, tmp_path: Path) -> None:
+    task = tmp_path / "tasks" / "no-image"
+    shutil.copytree(SEED_TASK, task)
+    (task / "environment" / "Dockerfile").write_text("FROM autoenv/no-such-image:0\nWORKDIR /app\n")
+    rows = load_rows(tmp_path / "tasks").rows
+    run_id = f"train-test-{uuid.uuid4().hex[:8]}"
+    with TaskEnvFactory(docker_backend, tmp_path / "rollouts", run_id=run_id) as factory:
+        env = factory()
+        env.reset(**rows[0].model_dump())
+        with pytest.raises(RuntimeError, match="the container did not start: BuildError"):
+            env.bash("true")
+        assert env.get_reward() is None
+    assert _containers(run_id) == []
