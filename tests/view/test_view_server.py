@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import fcntl
 import http.client
+import os
 import re
+import subprocess
+import sys
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -146,6 +149,37 @@ def test_a_running_flywheel_page_reloads_itself(runs: dict[str, Path], viewer: s
         finally:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
     assert 'data-refresh="5"' in body and "status-running" in body
+
+
+def test_the_command_serves_and_prints_its_url(runs: dict[str, Path]) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autoenvscaling.cli", "view", str(runs["flywheel"]), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
+        assert m is not None, line
+        deadline = time.monotonic() + 15
+        while True:  # the URL is printed just before uvicorn starts answering
+            try:
+                status, headers, _ = get(m.group(1), "/")
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        assert status == 302 and headers["location"] == "/run/."  # a run dir served on its own
+        status, _, body = get(m.group(1), "/run/.")
+        assert status == 200 and "svg" in body
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def test_command_errors_are_one_line(tmp_path: Path) -> None:

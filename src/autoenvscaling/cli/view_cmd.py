@@ -29,12 +29,17 @@ def view(
     except ImportError as e:
         raise UserInputError(f"the viewer needs the `view` extra: pip install 'autoenvscaling[view]' ({e})") from None
 
+    from autoenvscaling.view.app import LOOPBACK_HOSTS
     from autoenvscaling.view.server import bind, check_root, serve, url_of
 
     root = check_root(path)
     sock = bind(host, port)
     console.print(f"serving {root} (read-only) at [bold]{url_of(sock)}[/]  (Ctrl-C stops)")
-    serve(root, sock, allowed_hosts=[host])
+    loopback = host in LOOPBACK_HOSTS
+    if not loopback:
+        console.print(f"[yellow]{host} is not a loopback address: anyone who can reach it can read these runs[/]")
+    # on loopback only loopback Host headers are answered (no DNS rebinding); elsewhere any name of the machine
+    serve(root, sock, allowed_hosts=[] if loopback else ["*"])
 
 
 def register(app: typer.Typer) -> None:

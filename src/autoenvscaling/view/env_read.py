@@ -19,6 +19,7 @@ from autoenvscaling.view.readers import CheckRow, read_model
 from autoenvscaling.view.runs import detect_kind
 
 _SECTIONS = ("instruction.md", "task.toml", "environment/", "tests/", "solution/")
+MAX_FILES = 200  # an environment page shows at most this many files (the rest are in its dir listing)
 
 
 class EnvFile(BaseModel):
@@ -64,7 +65,7 @@ def _order(name: str) -> tuple[int, str]:
 def env_files(root: Root, env_dir: Path) -> list[EnvFile]:
     if not root.inside(env_dir) or not env_dir.is_dir():
         return []
-    files = [p for p in env_dir.rglob("*") if p.is_file() and root.inside(p)]
+    files = sorted(p for p in env_dir.rglob("*") if p.is_file() and root.inside(p))[:MAX_FILES]
     out = [
         EnvFile(
             name=f.relative_to(env_dir).as_posix(),

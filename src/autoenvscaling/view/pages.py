@@ -67,6 +67,8 @@ def _run(v: Viewer, request: Request, path: Path) -> Response:
             records = proposals_of(path.parents[3], int(path.parent.parent.name), path.name)
         proposals = readers.propose_run(v.root, path, records)
         return v.render("propose.html", request, run=path, view=proposals, crumbs=trail)
+    if path.is_dir() and (path / "result.json").is_file():  # a trial dir
+        return _trial(v, request, path)
     return _file(v, request, path)
 
 
