@@ -129,11 +129,13 @@ def test_every_linked_page_loads_and_nothing_is_written(runs: dict[str, Path], v
         parser.feed(body)
         for link in parser.links:
             url = urljoin(path, link)
-            if url.startswith("/") and not url.startswith(("/static/", "/raw/")) and url not in seen:
+            files = sum(p.startswith("/file/") for p in seen)  # every page kind in full, plain files sampled
+            wanted = url.startswith("/") and not url.startswith(("/static/", "/raw/")) and url not in seen
+            if wanted and (not url.startswith("/file/") or files < 40):
                 queue.append(url)
     kinds = {p.split("/")[1].split("?")[0] for p in seen}
     assert {"run", "pool", "env", "trial", "trajectory", "file"} <= kinds, kinds
-    assert len(seen) > 60
+    assert len(seen) > 100
     assert _state(root) == before
     slowest = max(seen.values())
     assert slowest < 5.0, sorted(seen.items(), key=lambda kv: -kv[1])[:3]
