@@ -20,6 +20,7 @@ from autoenvscaling.llm.config import ModelConfig, parse_model_arg
 from autoenvscaling.pool.dedup import DedupConfig
 from autoenvscaling.pool.models import CalibrationBand
 from autoenvscaling.roles.proposer.config import ProposerConfig
+from autoenvscaling.train.settings import TrainSettings
 
 _SAME = ("", "same", "solver")
 
@@ -99,8 +100,14 @@ class EvalConfig(BaseModel):
     attempts: int = Field(default=1, ge=1)
 
 
-class TrainConfig(BaseModel):
-    """``none`` keeps the solver model; ``command`` runs a user command on the round's export dir.
+class TrainConfig(TrainSettings):
+    """``none`` keeps the solver model; ``trl-grpo`` / ``sft`` train it with TRL (``train/``); ``command`` runs a
+    user command on the round's export dir.
+
+    ``trl-grpo``: GRPO with LoRA on the round's learnable environments, rollouts in our sandbox, rewards from
+    the tasks' tests. ``sft``: rejection-sampling fine-tuning on the round's successful solver trajectories.
+    Both write a LoRA adapter; the next stages and rounds run it as ``hf:<adapter>`` (in-process transformers),
+    and the next round trains on from it. The keys inherited from ``TrainSettings`` tune them.
 
     The command runs with ``AUTOENV_EXPORT_DIR``, ``AUTOENV_ROUND``, ``AUTOENV_RUN_DIR`` and
     ``AUTOENV_ENDPOINT_FILE`` set (``{export_dir}``, ``{round}``, ``{run_dir}``, ``{endpoint_file}`` are
@@ -110,7 +117,7 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["none", "command"] = "none"
+    kind: Literal["none", "command", "trl-grpo", "sft"] = "none"
     command: str | None = None
     timeout_sec: float = Field(default=24 * 3600.0, gt=0)
     api_key_env: str = Field(default="OPENAI_API_KEY", description="for the endpoint the command reports")
@@ -171,6 +178,7 @@ class FlywheelConfig(BaseModel):
                 "seed_tasks": [fix(p) for p in self.seed_tasks],
                 "eval": self.eval.model_copy(update={"tasks": [fix(p) for p in self.eval.tasks]}),
                 "pool": None if self.pool is None else fix(self.pool),
+                "train": self.train.model_copy(update={"base_model": _fix_base_model(self.train.base_model, fix)}),
             }
         )
 
@@ -178,8 +186,16 @@ class FlywheelConfig(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
 
+def _fix_base_model(value: str, fix: Any) -> str:
+    """A train base model given as a path is relative to the config file; names (embedded:0.5b, tiny) stay."""
+    if not value or value == "tiny" or value == "embedded" or value.startswith("embedded:"):
+        return value
+    return str(fix(Path(value).expanduser()))
+
+
 def _fix_model(cfg: ModelConfig, fix: Any) -> ModelConfig:
-    update = {k: fix(getattr(cfg, k)) for k in ("scripted_path", "embedded_path") if getattr(cfg, k) is not None}
+    keys = ("scripted_path", "embedded_path", "hf_path")
+    update = {k: fix(getattr(cfg, k)) for k in keys if getattr(cfg, k) is not None}
     return cfg.model_copy(update=update)
 
 

@@ -14,6 +14,7 @@ from autoenvscaling.pool.calibration import CalibrationRecord
 from autoenvscaling.pool.models import AddOutcome, EnvStatus
 from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
 from autoenvscaling.roles.solve_run import AttemptRecord
+from autoenvscaling.train.progress import StepLog
 
 SOLVED = 1.0 - 1e-9
 
@@ -143,6 +144,8 @@ class TrainOutput(StageOutput):
     exit_code: int | None = None
     log_path: str | None = None
     error: str | None = None
+    steps: list[StepLog] = Field(default_factory=list)  # trl-grpo / sft: the training curve, one entry per step
+    adapter_dir: str | None = None
 
 
 class EvaluateOutput(StageOutput):

@@ -188,7 +188,7 @@ class Flywheel:
                 ctx.solver.model_dump_json(): ctx.solver,
                 ctx.proposer.model_dump_json(): ctx.proposer,
             }.values():
-                if cfg.provider == "embedded":
+                if cfg.provider in ("embedded", "hf"):  # hf: one copy of the trained weights per round
                     stack.enter_context(open_model(cfg))
             yield
 

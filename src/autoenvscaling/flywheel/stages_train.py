@@ -70,6 +70,10 @@ def _endpoint(endpoint_file: Path, log: Path) -> dict[str, Any] | None:
 def run_train(ctx: RoundContext, export: ExportOutput) -> TrainOutput:
     cfg = ctx.config.train
     base = TrainOutput(round=ctx.n, stage="train", kind=cfg.kind)
+    if cfg.kind in ("trl-grpo", "sft"):
+        from autoenvscaling.flywheel.stages_trl import run_trl
+
+        return run_trl(ctx, export, base)
     if cfg.kind == "none" or cfg.command is None:
         return base
     out = fresh_dir(ctx.stage_dir("train"))

@@ -6,6 +6,7 @@
     embedded:0.5b         the faster, weaker 0.5B
     embedded:PATH.gguf    any local GGUF, served the same way
     scripted:PATH.json    replay a JSON list of replies (tests, demos)
+    hf:PATH               a trained LoRA adapter dir (or a model dir / GGUF), served in-process with transformers
     anything-else         a model name on an OpenAI-compatible endpoint (--base-url / OPENAI_BASE_URL)
 """
 
@@ -24,7 +25,7 @@ from autoenvscaling.llm.base import Model
 from autoenvscaling.llm.embedded_server import DEFAULT_CTX_PER_SLOT
 from autoenvscaling.llm.embedded_specs import DEFAULT_SIZE, SPECS, EmbeddedSize
 
-Provider = Literal["embedded", "openai", "scripted"]
+Provider = Literal["embedded", "openai", "scripted", "hf"]
 
 
 class ModelConfig(BaseModel):
@@ -52,11 +53,14 @@ class ModelConfig(BaseModel):
     embedded_parallel: int = Field(default=1, ge=1, description="concurrent requests the embedded server serves")
     embedded_ctx: int = Field(default=DEFAULT_CTX_PER_SLOT, ge=256, description="context tokens per slot")
     scripted_path: Path | None = None
+    hf_path: Path | None = Field(default=None, description="provider hf: adapter dir, model dir or .gguf")
 
     @model_validator(mode="after")
     def _check_provider_fields(self) -> ModelConfig:
         if self.provider == "scripted" and self.scripted_path is None:
             raise ValueError("provider 'scripted' needs scripted_path")
+        if self.provider == "hf" and self.hf_path is None:
+            raise ValueError("provider 'hf' needs hf_path")
         if self.provider == "openai" and not self.name:
             raise ValueError("provider 'openai' needs a model name")
         return self
@@ -74,6 +78,10 @@ def parse_model_arg(s: str, *, base_url: str | None = None) -> ModelConfig:
         if not rest:
             raise UserInputError("--model scripted:PATH.json needs a path")
         return ModelConfig(provider="scripted", name=f"scripted:{Path(rest).name}", scripted_path=Path(rest))
+    if kind == "hf":
+        if not rest:
+            raise UserInputError("--model hf:PATH needs a path (a trained adapter dir, a model dir or a .gguf)")
+        return ModelConfig(provider="hf", name=f"hf:{rest}", hf_path=Path(rest).expanduser())
     url = base_url or os.environ.get("OPENAI_BASE_URL") or None
     return ModelConfig(provider="openai", name=value, base_url=url)
 
@@ -102,6 +110,14 @@ def open_model(config: ModelConfig) -> Iterator[Model]:
 
         assert config.scripted_path is not None  # checked by the validator
         yield ScriptedModel.from_file(config.scripted_path)
+        return
+    if config.provider == "hf":
+        from autoenvscaling.llm.hf_model import HfModel, shared_weights
+
+        assert config.hf_path is not None  # checked by the validator
+        with shared_weights(config.hf_path) as weights:
+            yield HfModel(weights, config.name or f"hf:{config.hf_path}", max_tokens=config.max_tokens,
+                          temperature=config.temperature, top_p=config.top_p)  # fmt: skip
         return
     from autoenvscaling.llm.openai_model import OpenAIModel
 
