@@ -18,6 +18,7 @@ from autoenvscaling.train.progress import (
     CHECKPOINTS,
     STEPS,
     TrainResult,
+    gpu_peak_mb,
     peak_rss_mb,
     read_steps,
     step_callback,
@@ -99,5 +100,6 @@ def run_grpo(
     return TrainResult(
         kind="trl-grpo", base_model=base_model, adapter_dir=str(adapter), init_adapter=init_adapter,
         steps=int(trainer.state.global_step), examples=len(rows), log=read_steps(out_dir / STEPS),
-        wall_sec=time.perf_counter() - started, peak_rss_mb=peak_rss_mb(), resumed_from=resume,
+        wall_sec=time.perf_counter() - started, peak_rss_mb=peak_rss_mb(), gpu_peak_mb=gpu_peak_mb(),
+        resumed_from=resume,
     )  # fmt: skip

@@ -34,12 +34,19 @@ class TrainResult(BaseModel):
     log: list[StepLog] = Field(default_factory=list)
     wall_sec: float = 0.0
     peak_rss_mb: float = 0.0
+    gpu_peak_mb: float | None = None  # torch's peak allocation on the GPU, when one was used
     resumed_from: str | None = None
     notes: list[str] = Field(default_factory=list)
 
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def gpu_peak_mb() -> float | None:
+    import torch
+
+    return torch.cuda.max_memory_allocated() / 2**20 if torch.cuda.is_available() else None
 
 
 def _finite(value: Any) -> float | None:

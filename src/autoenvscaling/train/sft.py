@@ -17,7 +17,15 @@ from pydantic import ValidationError
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.export.chat import SftExample
-from autoenvscaling.train.progress import ADAPTER, STEPS, TrainResult, peak_rss_mb, read_steps, step_callback
+from autoenvscaling.train.progress import (
+    ADAPTER,
+    STEPS,
+    TrainResult,
+    gpu_peak_mb,
+    peak_rss_mb,
+    read_steps,
+    step_callback,
+)
 from autoenvscaling.train.settings import TrainSettings
 
 
@@ -113,5 +121,6 @@ def run_sft(
     return TrainResult(
         kind="sft", base_model=base_model, adapter_dir=str(adapter), init_adapter=init_adapter,
         steps=int(trainer.state.global_step), examples=len(rows), log=read_steps(out_dir / STEPS),
-        wall_sec=time.perf_counter() - started, peak_rss_mb=peak_rss_mb(), resumed_from=resume,
+        wall_sec=time.perf_counter() - started, peak_rss_mb=peak_rss_mb(), gpu_peak_mb=gpu_peak_mb(),
+        resumed_from=resume,
     )  # fmt: skip
