@@ -95,10 +95,18 @@ def bash(cmd: str, thought: str = "Next step.") -> str:
     return f"{thought}\n```bash\n{cmd}\n```"
 
 
+SHIPPED_META = (  # the shipped copies only: what a proposer writes carries neither line
+    'expected_verdict = "valid"\n\n[metadata.harbor.lint]\n'
+    "# Shared verifier on purpose: a separate one starts a second container per trial (~0.5 s here),\n"
+    "# which the examples' oracle runs would pay every time (docs/security.md, finding 6).\n"
+    'ignore = ["shared-verifier"]\n'
+)
+
+
 def files(slug: str) -> dict[str, str]:
     desc, data_name, data, instruction, out, expected, solution, _ = TASKS[slug]
     return {
-        "task.toml": TASK_TOML.format(slug=slug, description=desc, extra='expected_verdict = "valid"\n'),
+        "task.toml": TASK_TOML.format(slug=slug, description=desc, extra=SHIPPED_META),
         "instruction.md": instruction,
         "environment/Dockerfile": DOCKERFILE.format(name=data_name),
         f"environment/{data_name}": data,
@@ -131,7 +139,7 @@ def workshop_write(slug: str) -> str:
     t = "/workshop/task"
     parts = [f"rm -rf {t}/environment/* {t}/tests/* && mkdir -p {t}/environment {t}/solution {t}/tests"]
     for rel, text in files(slug).items():
-        text = text.replace('expected_verdict = "valid"\n', "")
+        text = text.replace(SHIPPED_META, "")
         parts.append(f"cat > {t}/{rel} <<'EOF'\n{text}EOF")
     parts.append(f"chmod +x {t}/solution/solve.sh {t}/tests/test.sh")
     return "\n".join(parts)
