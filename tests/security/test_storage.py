@@ -54,14 +54,21 @@ def test_watch_fires_once_and_never_on_an_engine_error() -> None:
         done.set()
 
     watch = StorageWatch(measure, 20 * MB, exceed, name="unit")
-    assert watch.check(min_age_sec=0) is None  # the engine error: no overflow
-    assert watch.check(min_age_sec=0) is None  # 5 MB
+    assert watch.check() is None  # the engine error: no overflow, and no safe period either
+    assert watch.check() is None  # 5 MB: 15 MB of headroom, about 15 ms at the assumed write rate
+    assert watch.measures == 2
     watch.start()
     assert done.wait(10)
     time.sleep(0.3)
     watch.stop()
     assert fired == [30 * MB] and watch.exceeded == 30 * MB
-    assert watch.check(min_age_sec=0) == 30 * MB and fired == [30 * MB]
+    assert watch.check() == 30 * MB and fired == [30 * MB]
+
+
+def test_a_command_far_from_the_limit_costs_no_measure() -> None:
+    watch = StorageWatch(lambda: 1 * MB, 10_240 * MB, lambda used: None, name="unit")
+    assert watch.check() is None and watch.check() is None
+    assert watch.measures == 1  # ~10 s of headroom at the assumed write rate: the second check is free
 
 
 def test_every_task_gets_a_storage_cap(make_task: MakeTask) -> None:

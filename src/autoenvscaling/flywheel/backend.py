@@ -29,6 +29,7 @@ from autoenvscaling.sandbox.base import (
     SandboxBackend,
     SandboxError,
     SandboxSpec,
+    run_outside_channel,
 )
 
 T = TypeVar("T")
@@ -125,6 +126,9 @@ class RunSandbox:
 
     def stop(self) -> None:
         self._timed("stop", self._inner.stop)
+
+    def reset_channel(self, script: str, timeout: float) -> int:
+        return self._timed("exec", lambda: run_outside_channel(self._inner, script, timeout))
 
     def disconnect_network(self) -> None:
         if not isinstance(self._inner, NetworkControl):

@@ -169,6 +169,24 @@ class NetworkControl(Protocol):
     def disconnect_network(self) -> None: ...
 
 
+@runtime_checkable
+class ChannelReset(Protocol):
+    """A sandbox whose commands travel through long-lived channels (persistent shells) that a process of the same
+    user can read and write: steal the next command, forge its end. ``reset_channel`` runs ``script`` as root
+    outside them, its exit status reported by the engine (124: it ran past ``timeout``), then kills and replaces
+    them."""
+
+    def reset_channel(self, script: str, timeout: float) -> int: ...
+
+
+def run_outside_channel(sandbox: Sandbox, script: str, timeout: float) -> int:
+    """``script`` as root through ``reset_channel`` where the sandbox has one, else a plain ``exec``."""
+    if isinstance(sandbox, ChannelReset):
+        return sandbox.reset_channel(script, timeout)
+    res = sandbox.exec(script, timeout=timeout, user="0")
+    return 124 if res.timed_out else res.exit_code
+
+
 class SandboxBackend(Protocol):
     name: str
 

@@ -27,7 +27,7 @@ from autoenvscaling.sandbox.base import (
     SandboxSpec,
     StorageLimitError,
 )
-from autoenvscaling.sandbox.engine import engine_errors
+from autoenvscaling.sandbox.engine import engine_errors, exec_status
 from autoenvscaling.sandbox.janitor import owner_labels
 from autoenvscaling.sandbox.shell import BashShell
 from autoenvscaling.sandbox.storage import MB, StorageWatch
@@ -264,6 +264,22 @@ class DockerSandbox:
         if self._container_id is None:
             raise SandboxError(f"sandbox {self._name} is not started; call start() first")
 
+    def reset_channel(self, script: str, timeout: float) -> int:
+        """``script`` as root in its own exec (not a persistent shell, whose pipes a process of the shell's user can
+        read and write), then every persistent shell is killed and forgotten: the next command gets a fresh one."""
+        with self._lock, engine_errors(f"running a command outside the shells of {self._name}"):
+            self._check_usable()
+            # The shells go first (so none runs a command slipped into its stdin meanwhile); the script runs in a
+            # subshell, so its own `exit` ends only that.
+            pids = " ".join(str(s.pid) for s in self._shells.values() if s.pid)
+            argv = ["bash", "-c", (f"kill -KILL {pids} 2>/dev/null\n" if pids else "") + f"(\n{script}\n)"]
+            assert self._container_id is not None
+            code = exec_status(self._api, self._container_id, argv, timeout)
+            for shell in self._shells.values():
+                shell.close()
+            self._shells.clear()
+            return code
+
     # -- storage -------------------------------------------------------------------------------------------
     def _watch_storage(self) -> None:
         if not self.spec.storage_mb or self.quota:
@@ -277,8 +293,14 @@ class DockerSandbox:
         """What the container wrote to its writable layer (Docker's ``SizeRw``); None once it is gone."""
         if self._stopped or self._container_id is None:
             return None
-        rows = self._api.containers(all=True, filters={"id": self._container_id}, size=True)
-        return int(rows[0].get("SizeRw") or 0) if rows else None
+        api = self._api  # inspect with ?size=1 (docker-py's inspect_container cannot ask for it): O(1), not a list
+        try:
+            attrs = api._result(
+                api._get(api._url("/containers/{0}/json", self._container_id), params={"size": 1}), True
+            )
+        except docker.errors.NotFound:
+            return None
+        return int(attrs.get("SizeRw") or 0)
 
     def _over_storage(self, used: int) -> None:
         self._storage_error = (
@@ -310,11 +332,6 @@ class DockerSandbox:
         except docker.errors.DockerException:
             return False
 
-    def _run_as_root(self, argv: list[str]) -> int:
-        exec_id = self._api.exec_create(self._container_id, argv, user="0")["Id"]
-        self._api.exec_start(exec_id)
-        return int(self._api.exec_inspect(exec_id)["ExitCode"] or 0)
-
     # -- files ---------------------------------------------------------------------------------------------
     def _put(self, directory: str, data: Any) -> None:
         """put_archive into ``directory``, creating it (as root, like `mkdir -p`) when missing."""
@@ -325,7 +342,8 @@ class DockerSandbox:
                 return
             except docker.errors.NotFound:
                 pass
-            if self._run_as_root(["mkdir", "-p", "--", directory]) != 0:
+            assert self._container_id is not None
+            if exec_status(self._api, self._container_id, ["mkdir", "-p", "--", directory], timeout=60) != 0:
                 raise SandboxError(f"cannot create {directory} in sandbox {self._name}")
             if hasattr(data, "seek"):
                 data.seek(0)

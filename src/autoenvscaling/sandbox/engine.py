@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gc
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import docker
 import docker.errors
@@ -40,3 +42,23 @@ def engine_errors(what: str) -> Iterator[None]:
         raise SandboxError(f"{what}: {e.explanation or e}") from None
     except (requests.exceptions.ConnectionError, docker.errors.DockerException) as e:
         raise EngineUnavailableError(f"{what}: lost the Docker engine ({e}); {ENGINE_HINT}") from None
+
+
+def exec_status(api: Any, container_id: str, argv: list[str], timeout: float, user: str = "0") -> int:
+    """Run ``argv`` in its own exec (no persistent shell) and return its exit status as the engine reports it, which
+    nothing in the container can forge; 124 when it still runs after ``timeout`` seconds."""
+    exec_id = api.exec_create(container_id, argv, user=user)["Id"]
+    done = threading.Event()
+
+    def wait() -> None:  # the engine answers exec_start once the command's output ends
+        try:
+            api.exec_start(exec_id)
+        except docker.errors.DockerException:
+            pass  # exec_inspect below tells what happened
+        finally:
+            done.set()
+
+    threading.Thread(target=wait, name=f"exec {exec_id[:12]}", daemon=True).start()
+    done.wait(timeout)
+    info = api.exec_inspect(exec_id)
+    return 124 if info["Running"] else int(info["ExitCode"] or 0)

@@ -33,7 +33,7 @@ KILLED_EXIT_CODE = 137
 _DIED_NOTE = "\n[the shell running this command was killed; a new one will run the next command]\n"
 _KILL_GRACE_SEC = 5.0  # after a kill, how long we wait for the shell to report the end
 _START_TIMEOUT_SEC = 30.0
-_READY = b"\x1eaes:ready\x1e"
+_READY = re.compile(rb"\x1eaes:ready:(\d+)\x1e")  # the shell's pid in the container follows "ready"
 _NO_BASH = re.compile(
     r'executable file not found|exec: "[^"]*": (stat [^:]*: )?no such file or directory|unable to find user',
     re.IGNORECASE,
@@ -46,7 +46,7 @@ SHELL_ARGV = [
     "--noprofile",
     "--norc",
     "-c",
-    "set -m; printf '\\036aes:ready\\036'; while IFS= read -r __aes_line; do eval \"$__aes_line\"; done",
+    "set -m; printf '\\036aes:ready:%d\\036' $$; while IFS= read -r __aes_line; do eval \"$__aes_line\"; done",
 ]
 # `set +m` inside keeps the command's own background jobs in its group; `{ wait; } 2>/dev/null` hides bash's
 # "Killed" job notice after a timeout. The command runs in a freshly exec'd bash, not in a fork of the loop: a
@@ -99,6 +99,7 @@ class BashShell:
         self._raw: Any = None  # what exec_start returned (a SocketIO over _sock): closed with it
         self._exec_id: str | None = None
         self._demux = Demuxer()
+        self.pid: int | None = None  # the shell's pid in the container, once started
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -128,7 +129,7 @@ class BashShell:
         self._demux.reset()
         seen = bytearray()
         deadline = time.monotonic() + _START_TIMEOUT_SEC
-        while _READY not in seen:
+        while (ready := _READY.search(seen)) is None:
             try:
                 chunk = self._recv(deadline)
             except TimeoutError:
@@ -140,6 +141,7 @@ class BashShell:
                     raise ImageUnusableError(f"the image cannot run bash (every sandbox needs it): {text}")
                 raise SandboxError(f"could not start bash in container {self._container_id[:12]}: {text}")
             seen += b"".join(payload for _, payload in self._demux.frames(chunk))
+        self.pid = int(ready.group(1))
 
     @property
     def alive(self) -> bool:

@@ -8,7 +8,7 @@ started before it, keep running). Only bash builtins are used, so any image with
 
 from __future__ import annotations
 
-from autoenvscaling.sandbox.base import Sandbox, SandboxError
+from autoenvscaling.sandbox.base import Sandbox, SandboxError, run_outside_channel
 
 MARK_CMD = "read -r __up __idle < /proc/uptime && echo aes-uptime:$__up"
 _TICKS_PER_SEC = 100  # USER_HZ: the unit of /proc/PID/stat start times on every Linux build we run on
@@ -58,11 +58,11 @@ def agent_phase_mark(sandbox: Sandbox, before: str = "") -> int:
 
 
 def end_agent_processes(sandbox: Sandbox, mark: int) -> None:
-    """Kill every process started at or after ``mark`` (except this script and the shell running it)."""
+    """Kill every process started at or after ``mark`` (except this script and the shell running it).
+
+    Outside the persistent shells, which are then replaced (``run_outside_channel``): a process the agent left could
+    otherwise take this command, and those after it, from the shell's stdin and answer them itself (finding 14)."""
     script = _END_SCRIPT.format(mark=mark, passes=_PASSES)
-    res = sandbox.exec(script, timeout=60, user="0")
-    if not res.ok:
-        raise SandboxError(
-            f"could not end the agent phase's processes before the tests (exit {res.exit_code}): "
-            f"{res.output.strip()[-300:]}"
-        )
+    code = run_outside_channel(sandbox, script, timeout=60)
+    if code != 0:
+        raise SandboxError(f"could not end the agent phase's processes before the tests (exit {code})")
