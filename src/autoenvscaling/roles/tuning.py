@@ -24,8 +24,9 @@ _TEMPERATURE = 0.7
 
 
 def is_small_local(model: ModelConfig) -> bool:
-    """The embedded model (1.5B or 0.5B on the CPU): the staged proposer's audience."""
-    return model.provider == "embedded"
+    """A model run on this machine: the embedded GGUF (1.5B or 0.5B) or a trained ``hf:`` checkpoint of it.
+    The staged proposer's audience."""
+    return model.provider in ("embedded", "hf")
 
 
 def resolve_mode(mode: str, model: ModelConfig) -> Mode:
