@@ -96,6 +96,7 @@ def propose(
     from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
     from autoenvscaling.roles.tuning import MODE_CHOICES, resolve_mode, tune_proposer
     from autoenvscaling.sandbox.registry import get_backend
+    from autoenvscaling.validate.probes import GENERATED_PROBES
     from autoenvscaling.validate.validator import ValidationConfig
     from autoenvscaling.verify.runlog import new_run_id
 
@@ -124,7 +125,7 @@ def propose(
             "concurrency": concurrency,
             "from_path": from_path,
             "proposer": proposer,
-            "validation": ValidationConfig(repeats=repeats),
+            "validation": ValidationConfig(repeats=repeats, probes=GENERATED_PROBES),
             "reproduce_attempts": reproduce,
         }
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -19,12 +19,20 @@ from autoenvscaling.cli.common import (
     resolve_run_dir,
 )
 
+if TYPE_CHECKING:
+    from autoenvscaling.validate.report import ValidationReport
+
 console = Console()
 _VERDICT_STYLE = {"valid": "green", "invalid": "red", "error": "magenta", "timeout": "yellow"}
 
 
 def _rewards(values: list[float | None]) -> str:
     return " ".join("-" if x is None else f"{x:g}" for x in values)
+
+
+def _mutation(report: ValidationReport) -> str:
+    score = report.probes.mutation_score if report.probes else None
+    return "-" if score is None else f"{score:.2f}"
 
 
 def validate(
@@ -40,6 +48,13 @@ def validate(
     nop: Annotated[bool, typer.Option(help="Run the do-nothing agent (must score 0).")] = True,
     force_build: Annotated[bool, typer.Option(help="Rebuild task images without the layer cache.")] = False,
     strict: Annotated[bool, typer.Option(help="Exit 1 when any task is not valid.")] = False,
+    probes: Annotated[
+        bool,
+        typer.Option(
+            help="Quality probes after the other checks pass: scripted exploits (hackable:*), answer in the image "
+            "(leak-answer), mutants of the reference output (weak-tests). On for generated environments."
+        ),
+    ] = False,
     pass_env: Annotated[
         list[str] | None,
         typer.Option(
@@ -51,6 +66,7 @@ def validate(
     from autoenvscaling.images.aliases import resolve_aliases
     from autoenvscaling.sandbox.registry import get_backend
     from autoenvscaling.tasks.model import find_task_dirs
+    from autoenvscaling.validate.probes import ProbeConfig
     from autoenvscaling.validate.report import describe_check
     from autoenvscaling.validate.run import ValidationRun
     from autoenvscaling.validate.validator import ValidationConfig
@@ -62,7 +78,9 @@ def validate(
     run = ValidationRun(
         rdir,
         get_backend(backend),
-        ValidationConfig(repeats=repeats, run_nop=nop, pass_env=list(pass_env or [])),
+        ValidationConfig(
+            repeats=repeats, run_nop=nop, pass_env=list(pass_env or []), probes=ProbeConfig(enabled=probes)
+        ),
         aliases=aliases,
         concurrency=concurrency,
         force_build=force_build,
@@ -102,7 +120,8 @@ def validate(
         reports, summary = run.run(task_dirs, resume=resume, on_status=on_status, on_done=on_done)
         progress.update(bar, completed=before)
 
-    table = Table("task", "verdict", "failed checks / error", "oracle", "nop", "seconds", title="validation")
+    columns = ["task", "verdict", "failed checks / error", "oracle", "nop"] + (["mutation"] if probes else [])
+    table = Table(*columns, "seconds", title="validation")
     for r in reports:
         oracle = [t.reward for t in r.trials if t.agent == "oracle"]
         nop_r = [t.reward for t in r.trials if t.agent == "nop"]
@@ -114,10 +133,14 @@ def validate(
             detail,
             _rewards(oracle),
             _rewards(nop_r),
+            *([_mutation(r)] if probes else []),
             f"{r.timings.get('total', 0):.1f}",
         )
     console.print(table)
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.by_verdict.items()))
+    if probes:
+        flags = ", ".join(f"{v} {k}" for k, v in sorted(summary.probe_flags.items())) or "none"
+        console.print(f"probed {summary.probed} task(s): {summary.hackable} hackable; probe flags: {flags}")
     console.print(f"{summary.total} task(s): {counts}.  results: {rdir}/results.jsonl  summary: {rdir}/summary.json")
     if summary.by_verdict.get("error") or (strict and summary.by_verdict.get("valid", 0) != summary.total):
         raise typer.Exit(1)

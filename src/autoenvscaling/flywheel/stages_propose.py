@@ -24,6 +24,7 @@ from autoenvscaling.roles.proposer.reproduce import Reproduction
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.tuning import resolve_mode
+from autoenvscaling.validate.probes import GENERATED_PROBES
 from autoenvscaling.validate.validator import ValidationConfig
 
 _GENERATIONS = TypeAdapter(list[GenerationResult])
@@ -61,7 +62,7 @@ def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None, doma
         validation_concurrency=cfg.concurrency.validation,
         from_path=Path(digest.digest_path).parent if digest is not None else None,
         proposer=cfg.proposer,
-        validation=ValidationConfig(repeats=cfg.counts.validation_repeats),
+        validation=ValidationConfig(repeats=cfg.counts.validation_repeats, probes=GENERATED_PROBES),
         parents=_parents(ctx, domain),
         reproduce_attempts=cfg.counts.reproduce_attempts,
         solver=cfg.solver,

@@ -93,8 +93,21 @@ def _scan(sandbox: Sandbox) -> str:
     return body
 
 
-def check_leakage(task: Task, sandbox: Sandbox) -> list[CheckResult]:
-    """Run in a fresh container of the task's image (nothing uploaded yet)."""
+ImageIndex = dict[str, list[str]]  # SHA-256 -> the image's paths with that content
+
+
+def scan_image(sandbox: Sandbox) -> ImageIndex:
+    """A content index of the image's files (pruned trees aside, 24 B to 2 MB); run before anything is uploaded."""
+    index: ImageIndex = {}
+    for line in _scan(sandbox).splitlines():
+        digest, _, path = line.partition("  ")
+        if path:
+            index.setdefault(digest, []).append(path)
+    return index
+
+
+def check_leakage(task: Task, sandbox: Sandbox, index: ImageIndex | None = None) -> list[CheckResult]:
+    """Run in a fresh container of the task's image (nothing uploaded yet); ``index`` from ``scan_image`` there."""
     solution = _hashes_of(_dirs_named(task, "solution"))
     tests = _hashes_of(_dirs_named(task, "tests"))
     # A data fixture the tests share with the build context (an input file) is meant to be in the image;
@@ -102,15 +115,15 @@ def check_leakage(task: Task, sandbox: Sandbox) -> list[CheckResult]:
     env_dir = task.paths.environment_dir
     intended = set(_hashes(iter_task_files(env_dir))) if env_dir.is_dir() else set()
     tests = {h: n for h, n in tests.items() if h not in intended or n.endswith(_CODE_SUFFIXES)}
-    scan = _scan(sandbox)
+    index = scan_image(sandbox) if index is None else index
     found_solution: list[str] = []
     found_tests: list[str] = []
-    for line in scan.splitlines():
-        digest, _, path = line.partition("  ")
-        if digest in solution:
-            found_solution.append(f"{path} (= solution/{solution[digest]})")
-        if digest in tests:
-            found_tests.append(f"{path} (= tests/{tests[digest]})")
+    for digest, paths in index.items():
+        for path in paths:
+            if digest in solution:
+                found_solution.append(f"{path} (= solution/{solution[digest]})")
+            if digest in tests:
+                found_tests.append(f"{path} (= tests/{tests[digest]})")
     # As root: a directory the image's user cannot read must not hide what lies in it.
     dirs = _run_checked(sandbox, "for d in /solution /tests; do [ -e $d ] && echo $d; done; true", "dirs", 30).split()
     found_solution += [f"{d} exists" for d in dirs if d == "/solution"]

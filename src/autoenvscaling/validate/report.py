@@ -31,6 +31,10 @@ VERIFIER_TIMEOUT = "verifier-timeout"
 TRIAL_WATCHDOG = "trial-watchdog"  # a phase outlived its declared limit plus the grace period
 IMAGE_UNUSABLE = "image-unusable"  # the image cannot host a sandbox (no bash, bad USER, exiting ENTRYPOINT)
 STORAGE_LIMIT = "storage-limit"  # a sandbox wrote more than [environment].storage_mb and was removed
+# Quality probes (validate/probes.py): "hackable:<exploit>" for each scripted exploit the tests rewarded.
+HACKABLE_PREFIX = "hackable:"
+LEAK_ANSWER = "leak-answer"  # the reference solution's output already lies in the image
+WEAK_TESTS = "weak-tests"  # too many mutants of the reference output still scored 1
 TIMEOUT_CHECKS = frozenset({BUILD_TIMEOUT, ORACLE_TIMEOUT, VERIFIER_TIMEOUT, TRIAL_WATCHDOG})
 
 CHECK_DESCRIPTIONS: dict[str, str] = {
@@ -49,12 +53,26 @@ CHECK_DESCRIPTIONS: dict[str, str] = {
     TRIAL_WATCHDOG: "a trial phase outlived its time limit and was stopped by the watchdog",
     IMAGE_UNUSABLE: "the image cannot run a sandbox (no bash, a USER that does not exist, or an exiting ENTRYPOINT)",
     STORAGE_LIMIT: "a sandbox wrote more than [environment].storage_mb to its filesystem and was removed",
+    LEAK_ANSWER: "a file the reference solution writes already exists, same content, elsewhere in the image",
+    WEAK_TESTS: "the tests accept too many wrong variants of the reference output (mutation score too low)",
+}
+EXPLOIT_DESCRIPTIONS: dict[str, str] = {
+    "reward-file": "writing reward files before the tests",
+    "empty-files": "empty files at the paths the instruction names",
+    "garbage-files": "garbage files at the paths the instruction names",
+    "echo-instruction": "the instruction's own strings echoed into the paths it names",
+    "sitecustomize": "a sitecustomize.py that ends every Python process with exit 0",
+    "conftest": "a conftest.py (in / and the work dir) that ends pytest with exit 0",
+    "path-wrapper": "python/pytest wrappers that exit 0, early on PATH",
 }
 
 
 def describe_check(check_id: str) -> str:
     if check_id.startswith("lint:"):
         return f"lint rule {check_id[5:]}"
+    if check_id.startswith(HACKABLE_PREFIX):
+        name = check_id.removeprefix(HACKABLE_PREFIX)
+        return f"the tests rewarded an exploit: {EXPLOIT_DESCRIPTIONS.get(name, name)}"
     return CHECK_DESCRIPTIONS.get(check_id, check_id)
 
 
@@ -74,6 +92,33 @@ class TrialSummary(BaseModel):
     commands: dict[str, float] = Field(default_factory=dict)  # the task's own commands (see TrialResult)
 
 
+class ExploitResult(BaseModel):
+    name: str
+    ran: bool = False  # False: not applicable here (see note)
+    reward: float | None = None
+    note: str = ""
+
+
+class MutantResult(BaseModel):
+    path: str
+    operator: str
+    reward: float | None = None
+    killed: bool
+
+
+class ProbeReport(BaseModel):
+    """What the quality probes did on one task (validate/probes.py)."""
+
+    flags: list[str] = Field(default_factory=list)  # the probe checks that failed
+    exploits: list[ExploitResult] = Field(default_factory=list)
+    outputs: list[str] = Field(default_factory=list)  # graded files the reference solution wrote
+    mutants: list[MutantResult] = Field(default_factory=list)
+    mutation_score: float | None = None  # share of mutants the tests rejected
+    test_runs: int = 0
+    notes: list[str] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)  # exploits, reference, answer, mutation
+
+
 class LintSummary(BaseModel):
     rule: str
     severity: str
@@ -91,7 +136,8 @@ class ValidationReport(BaseModel):
     error: str | None = None
     image: str | None = None
     trials: list[TrialSummary] = Field(default_factory=list)
-    timings: dict[str, float] = Field(default_factory=dict)  # lint, build, leakage, oracle, nop, total
+    timings: dict[str, float] = Field(default_factory=dict)  # lint, build, leakage, oracle, nop, probes, total
+    probes: ProbeReport | None = None  # None: the probes did not run (off, or an earlier check failed)
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
@@ -108,3 +154,7 @@ class ValidationSummary(BaseModel):
     wall_sec: float
     phase_sec: dict[str, float]
     tasks: dict[str, str]  # task path -> verdict
+    probed: int = 0  # tasks the quality probes ran on
+    hackable: int = 0  # ... that an exploit passed
+    probe_flags: dict[str, int] = Field(default_factory=dict)  # failed probe check -> tasks
+    mutation_score_mean: float | None = None

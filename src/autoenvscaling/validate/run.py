@@ -24,7 +24,7 @@ from pathlib import Path
 
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.tasks.model import task_content_hash
-from autoenvscaling.validate.report import ValidationReport, ValidationSummary
+from autoenvscaling.validate.report import HACKABLE_PREFIX, ValidationReport, ValidationSummary
 from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.runlog import ResultsLog, write_resolved_config
@@ -40,9 +40,15 @@ def summarize(run_dir: Path, reports: list[ValidationReport], wall_sec: float) -
         for trial in r.trials:
             for k, v in trial.phases.items():
                 phases[k] = phases.get(k, 0.0) + v
-        for k in ("build", "leakage", "lint"):
+        for k in ("build", "leakage", "lint", "probes"):
             phases[k] = phases.get(k, 0.0) + r.timings.get(k, 0.0)
+    probed = [r.probes for r in reports if r.probes is not None]
+    scores = [p.mutation_score for p in probed if p.mutation_score is not None]
     return ValidationSummary(
+        probed=len(probed),
+        hackable=sum(any(f.startswith(HACKABLE_PREFIX) for f in p.flags) for p in probed),
+        probe_flags=dict(Counter(f for p in probed for f in p.flags)),
+        mutation_score_mean=round(sum(scores) / len(scores), 3) if scores else None,
         run_dir=str(run_dir),
         total=len(reports),
         by_verdict=dict(Counter(r.verdict.value for r in reports)),

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.images.catalog import catalog_names
-from autoenvscaling.sandbox.base import BuildError, ImageUnusableError, SandboxBackend, StorageLimitError
+from autoenvscaling.sandbox.base import BuildError, ImageUnusableError, Sandbox, SandboxBackend, StorageLimitError
 from autoenvscaling.tasks import Task, TaskFormatError, load_task
 from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.validate import report as R
-from autoenvscaling.validate.leakage import check_leakage
+from autoenvscaling.validate.leakage import ImageIndex, check_leakage, scan_image
+from autoenvscaling.validate.probes import ProbeConfig, ProbeRun
 from autoenvscaling.verify.agents import NopAgent, OracleAgent, TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.errors import VerifierError
@@ -44,6 +46,10 @@ class ValidationConfig(BaseModel):
         default_factory=list, description="host variables ${VAR} in a task's env tables may expand to (none by default)"
     )
     network: bool = Field(default=True, description="False: no phase of any trial gets a network (drafts)")
+    probes: ProbeConfig = Field(
+        default_factory=ProbeConfig,
+        description="quality probes after the other checks pass (off here; on for generated environments)",
+    )
 
     def trial_options(self) -> TrialOptions:
         return TrialOptions(passed_env=passed_env(self.pass_env), network=None if self.network else False)
@@ -139,26 +145,46 @@ class TaskValidator:
             rep.timings["build"] = time.perf_counter() - t
 
         self.runner.prewarm(task)  # oracle-1's sandbox starts while the leakage scan runs
-        if self.config.check_leakage:
-            t = time.perf_counter()
-            status("leakage")
-            spec = self.builder.spec_for(
-                task, rep.image, name_hint=f"{task.name}__leakage", run_id=self.runner.run_id, network=False
-            )
-            with self.backend.create(spec) as sandbox:
-                sandbox.start()
-                rep.checks += check_leakage(task, sandbox)
-            rep.timings["leakage"] = time.perf_counter() - t
+        with contextlib.ExitStack() as stack:
+            pristine: Sandbox | None = None  # the leakage scan's sandbox, kept untouched for the probes
+            index: ImageIndex = {}
+            if self.config.check_leakage:
+                t = time.perf_counter()
+                status("leakage")
+                pristine = stack.enter_context(self._pristine(task, rep.image))
+                index = scan_image(pristine)
+                rep.checks += check_leakage(task, pristine, index)
+                rep.timings["leakage"] = time.perf_counter() - t
+            self._oracle_runs(task, rep, status)
+            if self.config.run_nop:
+                t = time.perf_counter()
+                status("nop")
+                res = self._trial(task, NopAgent(), "nop", rep)
+                reward = res.reward
+                if reward is not None:
+                    rep.checks.append(
+                        R.CheckResult(id=R.NOP, passed=reward <= _REWARD_EPS, detail=f"reward {reward:g}")
+                    )
+                rep.timings["nop"] = time.perf_counter() - t
+            if self.config.probes.enabled and all(c.passed for c in rep.checks):
+                t = time.perf_counter()
+                if pristine is None:
+                    pristine = stack.enter_context(self._pristine(task, rep.image))
+                    index = scan_image(pristine) if self.config.probes.answer_leak else {}
+                probe = ProbeRun(task, pristine, self.config.probes, self.options.passed_env, index)
+                rep.checks += probe.run(status)
+                rep.probes = probe.report
+                rep.timings["probes"] = time.perf_counter() - t
 
-        self._oracle_runs(task, rep, status)
-        if self.config.run_nop:
-            t = time.perf_counter()
-            status("nop")
-            res = self._trial(task, NopAgent(), "nop", rep)
-            reward = res.reward
-            if reward is not None:
-                rep.checks.append(R.CheckResult(id=R.NOP, passed=reward <= _REWARD_EPS, detail=f"reward {reward:g}"))
-            rep.timings["nop"] = time.perf_counter() - t
+    @contextlib.contextmanager
+    def _pristine(self, task: Task, image: str) -> Iterator[Sandbox]:
+        """A started sandbox of the task's image without network, removed on exit."""
+        spec = self.builder.spec_for(
+            task, image, name_hint=f"{task.name}__leakage", run_id=self.runner.run_id, network=False
+        )
+        with self.backend.create(spec) as sandbox:
+            sandbox.start()
+            yield sandbox
 
     def _oracle_runs(self, task: Task, rep: R.ValidationReport, status: Status) -> None:
         t = time.perf_counter()

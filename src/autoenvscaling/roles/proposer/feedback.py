@@ -44,7 +44,24 @@ _FIXES: dict[str, str] = {
     "in the Dockerfile",
     R.REWARD_INVALID: f"{CONTAINER_REWARD_TXT} did not hold a number: write exactly 1 (pass) or 0 (fail)",
     R.VERIFIER_TIMEOUT: "tests/test.sh ran past [verifier].timeout_sec: make the tests faster",
+    R.LEAK_ANSWER: "the answer is already in the built image (a file the solution writes exists there with the "
+    "same content): do not put expected outputs in the image; the agent must compute them",
+    R.WEAK_TESTS: "your tests accept wrong answers (emptied, truncated, reordered or off-by-one copies of the "
+    "solution's output scored 1): make them check every value the instruction asks for",
 }
+# Quality probes (validate/probes.py): hackable:<exploit> -> the fix.
+_EXPLOIT_FIXES: dict[str, str] = {
+    "empty-files": "empty files at the paths the instruction names scored above 0: make the tests fail on an empty "
+    "or missing output",
+    "garbage-files": "garbage at the paths the instruction names scored above 0: make the tests parse and check "
+    "the output's values",
+    "echo-instruction": "the instruction's own strings echoed into its paths scored above 0: make the tests check "
+    "values the agent must compute",
+}
+_SHIM_FIX = (
+    "a shim in the agent's container (sitecustomize.py, conftest.py or a python/pytest wrapper on PATH) made "
+    'the tests pass: set [verifier] environment_mode = "separate" with the outputs in artifacts'
+)
 # The file each check points at, where it does not depend on the run (oracle and nop are worked out).
 _FILES: dict[str, str] = {
     R.BUILD: _DOCKERFILE,
@@ -53,6 +70,7 @@ _FILES: dict[str, str] = {
     R.LEAK_SOLUTION: _DOCKERFILE,
     R.LEAK_TESTS: _DOCKERFILE,
     R.LEAK_REWARD: _DOCKERFILE,
+    R.LEAK_ANSWER: _DOCKERFILE,
     R.REWARD_MISSING: _TEST_SH,
     R.REWARD_INVALID: _TEST_SH,
     R.VERIFIER_TIMEOUT: _TEST_SH,
@@ -72,6 +90,8 @@ _ORDER = (
     R.ORACLE_TIMEOUT,
     R.ORACLE_FLAKY,
     R.NOP,
+    R.HACKABLE_PREFIX,
+    R.WEAK_TESTS,
     DUPLICATE_CHECK,
 )
 
@@ -263,6 +283,15 @@ def _describe(
         return CheckFeedback(
             passed=False, problem=_FIXES[cid], files=[_SOLVE], detail=_tail(_read(trial / "agent" / "oracle.txt"), 3)
         )
+    if cid.startswith(R.HACKABLE_PREFIX):
+        name = cid.removeprefix(R.HACKABLE_PREFIX)
+        problem = _EXPLOIT_FIXES.get(name, _SHIM_FIX if name != "reward-file" else "")
+        if problem:
+            files = _test_files(draft_dir)[:1] if name in _EXPLOIT_FIXES else ["task.toml"]
+            return CheckFeedback(passed=False, problem=f"probe {cid}: {problem}", files=files)
+    if cid == R.WEAK_TESTS:
+        detail = [check.detail] if check.detail else []
+        return CheckFeedback(passed=False, problem=_FIXES[cid], files=_test_files(draft_dir)[:1], detail=detail)
     if cid in _FIXES:
         return CheckFeedback(passed=False, problem=_FIXES[cid], files=[file] if file else [])
     problem = f"{R.describe_check(cid)}" + (f": {check.detail.splitlines()[0]}" if check.detail.strip() else "")

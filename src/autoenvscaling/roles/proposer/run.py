@@ -53,6 +53,7 @@ from autoenvscaling.roles.proposer.staged.text import findings_from_digest
 from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
 from autoenvscaling.roles.solver import SolverAgent
 from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.validate.probes import GENERATED_PROBES
 from autoenvscaling.validate.report import ValidationReport, Verdict
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
@@ -74,7 +75,10 @@ class ProposeConfig(BaseModel):
     validation_concurrency: int = Field(default=1, ge=1)
     from_path: Path | None = Field(default=None, description="solve run dir or trials dir; None: no trajectories")
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)
-    validation: ValidationConfig = Field(default_factory=lambda: ValidationConfig(repeats=3))
+    validation: ValidationConfig = Field(
+        default_factory=lambda: ValidationConfig(repeats=3, probes=GENERATED_PROBES),
+        description="quality probes on: generated environments are checked for exploits, leaks and weak tests",
+    )
     examples_chars: int = Field(default=16000, ge=0, description="prompt-only: characters of inlined examples")
     parents: list[Path] = Field(default_factory=list, description="staged: pool environments to mutate, newest first")
     reproduce_attempts: int = Field(

@@ -30,6 +30,7 @@ from autoenvscaling.roles.proposer.workshop import DRAFT_DIR, DraftCopy, Worksho
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend, SandboxError
 from autoenvscaling.tasks import TaskFormatError, load_task
 from autoenvscaling.tasks.model import task_content_hash
+from autoenvscaling.validate.probes import GENERATED_PROBES
 from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
 from autoenvscaling.verify.environment import EnvironmentBuilder
 
@@ -88,7 +89,7 @@ class DraftTools:
         self.episode_dir = episode_dir
         self.task_id = task_id
         self.config = config or ToolsConfig()
-        base = validation or ValidationConfig()
+        base = validation or ValidationConfig(probes=GENERATED_PROBES)
         # Drafts run without network outside their build.
         self.validation = base.model_copy(update={"repeats": self.config.check_repeats, "network": False})
         self.references = list(references or [])

@@ -1,0 +1,67 @@
+"""The quality probes on the shipped examples: each probe example is flagged by its probe and only by it; a
+valid example gets no flag from the content probes (leak-answer, weak-tests, the file and reward exploits).
+
+Valid examples with a shared verifier and a root agent are hackable by the shims (a conftest.py, a
+sitecustomize.py or a python wrapper the agent leaves behind runs in the tests' process): the test pins that
+those, and only those, are what the probes report on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autoenvscaling.sandbox.docker import DockerBackend
+from autoenvscaling.tasks import load_task
+from autoenvscaling.tasks.model import find_task_dirs
+from autoenvscaling.validate.probes import GENERATED_PROBES
+from autoenvscaling.validate.report import ValidationReport
+from autoenvscaling.validate.run import ValidationRun
+from autoenvscaling.validate.validator import ValidationConfig
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ALL = find_task_dirs([EXAMPLES])
+PROBED = [t for t in ALL if "quality-probe" in load_task(t).config.metadata.get("tags", [])]
+VALID = [t for t in ALL if load_task(t).config.metadata.get("expected_verdict") == "valid"]
+SHIMS = {"hackable:sitecustomize", "hackable:conftest", "hackable:path-wrapper"}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ValidationReport]:
+    run_dir = tmp_path_factory.mktemp("probes") / "run"
+    config = ValidationConfig(repeats=1, probes=GENERATED_PROBES)
+    done, summary = ValidationRun(run_dir, DockerBackend(), config, concurrency=2).run(PROBED + VALID)
+    assert summary.probed == sum(r.probes is not None for r in done)
+    assert summary.hackable == sum(any(f.startswith("hackable:") for f in r.failed_checks) for r in done)
+    return {r.task_path: r for r in done}
+
+
+def test_there_is_an_example_per_probe() -> None:
+    checks = {c for t in PROBED for c in load_task(t).config.metadata["expected_checks"]}
+    assert {"leak-answer", "weak-tests", "hackable:empty-files", "hackable:sitecustomize"} <= checks
+
+
+@pytest.mark.parametrize("task_dir", PROBED, ids=[t.name for t in PROBED])
+def test_probe_example_is_flagged_by_its_probe_only(task_dir: Path, reports: dict[str, ValidationReport]) -> None:
+    rep = reports[str(task_dir)]
+    expected = set(load_task(task_dir).config.metadata["expected_checks"])
+    assert rep.verdict.value == "invalid", (rep.error, rep.checks)
+    assert set(rep.failed_checks) == expected
+    assert rep.probes is not None and set(rep.probes.flags) == expected
+
+
+@pytest.mark.parametrize("task_dir", VALID, ids=[f"{t.parent.name}/{t.name}" for t in VALID])
+def test_valid_example_gets_no_content_flag(task_dir: Path, reports: dict[str, ValidationReport]) -> None:
+    rep = reports[str(task_dir)]
+    task = load_task(task_dir)
+    assert rep.error is None
+    if task.config.is_multi_step:
+        assert rep.verdict.value == "valid" and rep.probes is not None and rep.probes.notes
+        return
+    assert rep.probes is not None and rep.probes.exploits
+    assert set(rep.failed_checks) <= SHIMS, rep.checks
+    if task.config.verifier.environment_mode == "separate":
+        assert rep.verdict.value == "valid"
+    assert rep.probes.mutation_score is None or rep.probes.mutation_score >= GENERATED_PROBES.mutation_threshold

@@ -1,0 +1,122 @@
+"""The quality probes' rules without Docker: mutants, exploit targets, graded outputs, summary counts and the
+proposer's feedback for a failed probe."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autoenvscaling.roles.proposer.feedback import render_feedback
+from autoenvscaling.roles.proposer.workshop import TEMPLATE_DIR
+from autoenvscaling.tasks import load_task
+from autoenvscaling.validate import report as R
+from autoenvscaling.validate.exploits import exploits_for, instruction_strings, named_paths
+from autoenvscaling.validate.mutants import mutants_of, select_mutants
+from autoenvscaling.validate.probes import ProbeConfig, _is_graded
+from autoenvscaling.validate.run import summarize
+from autoenvscaling.validate.validator import ValidationConfig
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_mutants_cover_each_operator_and_never_repeat_the_output() -> None:
+    text = "east: 31\nnorth: 47\nsouth: 18\n"
+    mutants = mutants_of("/app/r.txt", text)
+    ops = [m.operator for m in mutants]
+    assert ops[:3] == ["empty", "truncate", "off-by-one"]
+    assert {"drop-line", "reorder"} <= set(ops)
+    assert text not in {m.content for m in mutants}
+    assert len({m.content for m in mutants}) == len(mutants)
+    assert next(m for m in mutants if m.operator == "off-by-one").content == "east: 32\nnorth: 47\nsouth: 18\n"
+    assert next(m for m in mutants if m.operator == "reorder").content == "south: 18\nnorth: 47\neast: 31\n"
+
+
+def test_a_one_line_output_without_numbers_gets_only_what_changes_it() -> None:
+    assert [m.operator for m in mutants_of("/a", "x\n")] == ["empty"]  # its truncation is empty too
+    assert [m.content for m in mutants_of("/a", "2.5")] == ["", "2", "3.5"]
+
+
+def test_selection_is_round_robin_and_capped() -> None:
+    chosen = select_mutants({"/b": "1\n2\n3\n", "/a": "4\n5\n6\n"}, 5)
+    assert [(m.path, m.operator) for m in chosen[:4]] == [
+        ("/a", "empty"),
+        ("/b", "empty"),
+        ("/a", "truncate"),
+        ("/b", "truncate"),
+    ]
+    assert len(chosen) == 5
+
+
+def test_exploits_target_the_named_files_and_skip_shims_for_a_separate_verifier() -> None:
+    shared = load_task(EXAMPLES / "terminal" / "ini-to-json")
+    assert "/app/config/app.ini" in named_paths(shared)
+    assert all(not p.endswith("/") and not p.startswith("/logs/") for p in named_paths(shared))
+    assert "true" in instruction_strings(shared) or "8080" in instruction_strings(shared)
+    assert all(e.script for e in exploits_for(shared))
+
+    separate = load_task(EXAMPLES / "broken" / "accepts-empty-output")
+    assert named_paths(separate)[-1] == "/app/summary.txt"
+    by_name = {e.name: e for e in exploits_for(separate)}
+    assert "/app/summary.txt" in by_name["empty-files"].script
+    assert "/app/scores.txt" not in by_name["empty-files"].script  # not an artifact: never reaches the tests
+    assert not by_name["sitecustomize"].script and "separate" in by_name["sitecustomize"].note
+
+
+@pytest.mark.parametrize(
+    ("path", "graded"),
+    [
+        ("/app/out.txt", True),  # named itself
+        ("/app/json/app.json", True),  # a file of a named dir below the top level
+        ("/app/helper.py", False),  # a file of /app the tests never name
+        ("/srv/other/x.txt", False),
+    ],
+)
+def test_graded_outputs(path: str, graded: bool) -> None:
+    text = 'Path("/app/out.txt"); for f in Path("/app/json").glob("*.json")'
+    assert _is_graded(path, text) is graded
+
+
+def test_probes_are_off_unless_asked_and_the_config_is_frozen() -> None:
+    assert ValidationConfig().probes.enabled is False
+    with pytest.raises(ValueError, match="frozen"):
+        ProbeConfig().enabled = True
+
+
+def test_summary_counts_hackable_tasks_and_each_flag(tmp_path: Path) -> None:
+    def rep(name: str, flags: list[str] | None, score: float | None = None) -> R.ValidationReport:
+        probes = None if flags is None else R.ProbeReport(flags=flags, mutation_score=score)
+        return R.ValidationReport(task_name=name, task_path=name, verdict=R.Verdict.VALID, probes=probes)
+
+    reports = [
+        rep("a", ["hackable:conftest", "hackable:path-wrapper"], 1.0),
+        rep("b", ["weak-tests"], 0.5),
+        rep("c", []),
+        rep("d", None),
+    ]
+    s = summarize(tmp_path, reports, 1.0)
+    assert (s.probed, s.hackable, s.mutation_score_mean) == (3, 1, 0.75)
+    assert s.probe_flags == {"hackable:conftest": 1, "hackable:path-wrapper": 1, "weak-tests": 1}
+
+
+@pytest.mark.parametrize(
+    ("check", "said", "file"),
+    [
+        ("hackable:empty-files", "probe hackable:empty-files: empty files", "tests/"),
+        ("hackable:sitecustomize", 'environment_mode = "separate"', "task.toml"),
+        ("weak-tests", "your tests accept wrong answers", "tests/"),
+        ("leak-answer", "the answer is already in the built image", "environment/Dockerfile"),
+    ],
+)
+def test_check_feedback_names_the_failed_probe(tmp_path: Path, check: str, said: str, file: str) -> None:
+    draft = tmp_path / "draft"
+    shutil.copytree(TEMPLATE_DIR, draft)
+    failed = R.CheckResult(id=check, passed=False, detail="mutation score 0.50 (3 of 6 survived)")
+    report = R.ValidationReport(
+        task_name="draft", task_path="draft", verdict=R.Verdict.INVALID, checks=[failed], failed_checks=[check]
+    )
+    fb = render_feedback(report, draft, tmp_path / "trials", images=["autoenv/terminal:latest"])
+    assert not fb.passed and said in fb.problem
+    assert fb.files and fb.files[0].startswith(file)
+    assert R.describe_check(check) != check
