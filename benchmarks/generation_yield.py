@@ -266,7 +266,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 proposer=proposer,
                 validation=ValidationConfig(repeats=args.repeats),
                 reproduce_attempts=args.reproduce,
-                solver={"max_turns": args.solver_turns},
+                solver={"max_turns": args.solver_turns, "review_before_submit": True},
             )
             cpu0, t0 = _cpu(), time.perf_counter()
             (record,) = ProposeRun(args.out / arm / f"{i:03d}", backend, model, domain, config).run()

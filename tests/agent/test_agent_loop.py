@@ -299,3 +299,17 @@ def test_without_a_repeat_temperature_the_models_own_sampling_is_kept(sandbox: S
     )
     agent.run("task")
     assert "Not run again" in model.calls[2][-1].content and model.samplings == [None, None, None]
+
+
+def test_review_before_submit_answers_the_first_submit_with_a_request_to_check(sandbox: Sandbox, tmp_path: Path) -> None:
+    replies = [bash("echo hi > out.txt"), "Done.\nsubmit", bash("cat out.txt"), "submit"]
+    agent, model = make_agent(replies, sandbox, tmp_path, review_before_submit=True)
+    result = agent.run("Write hi to out.txt")
+    assert result.exit_reason == "submitted" and result.turns == 4
+    assert "Before you submit, check your work" in model.calls[2][-1].content
+    traj = read_trajectory(tmp_path / "agent" / "trajectory.json")
+    reviewed = [s for s in traj.steps if s.extra and s.extra.get("review_before_submit")]
+    assert len(reviewed) == 1 and reviewed[0].tool_calls and reviewed[0].tool_calls[0].function_name == "submit"
+    # Off (the loop's default), the first submit ends the run.
+    agent, _ = make_agent(replies[:2], sandbox)
+    assert agent.run("Write hi to out.txt").turns == 2

@@ -34,6 +34,11 @@ ExitReason = Literal["submitted", "max_turns", "max_tokens", "max_wall", "max_co
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 _SKIPPED_CALL = "Not executed: one command runs per reply; see the result of the first call."
 _SKIPPED_SUBMIT = "Submission refused: submit in a later reply, after the command's output shows the task is done."
+_REVIEW = (
+    "Before you submit, check your work: print what you wrote (`cat` or `head` the output files) and compare it "
+    "with the task, line by line: the exact format, and that every line that belongs there is there and nothing "
+    "else. Fix what is wrong. When it is right, reply submit again."
+)
 _REPEATED = (
     "Not run again: this is the same command as your previous reply, and its result would be the same (see the "
     "output above). Try a different command: look at the input files, fix what failed, or check your output."
@@ -57,6 +62,11 @@ class AgentConfig(BaseModel):
         default=1, ge=0, description="a submit before this many commands ran is refused (small models submit at once)"
     )
     max_format_errors: int = Field(default=3, ge=1, description="consecutive unusable replies before giving up")
+    review_before_submit: bool = Field(
+        default=False,
+        description="answer the first submit with a request to print and check the output first (small models "
+        "submit work they never looked at); the second submit ends the run",
+    )
     repeat_temperature: float | None = Field(
         default=1.0,
         ge=0,
@@ -116,6 +126,7 @@ class Agent:
         self._last_command: str | None = None
         self._sampling: Sampling | None = None  # set for the one call after a repeated command
         self.repeats = 0
+        self._reviewed = False
         self._started = time.monotonic()
         self._timeout = self.config.command_timeout_sec
 
@@ -171,6 +182,9 @@ class Agent:
             return
         self._errors_in_a_row = 0
         if action.kind == "submit":
+            if self.config.review_before_submit and not self._reviewed:
+                self.on_review(response, action)
+                return
             self.record(response, action, [])
             raise Submitted(action.thought)
         if action.command == self._last_command:
@@ -261,6 +275,13 @@ class Agent:
         if action.skipped_blocks:
             extra["skipped_blocks"] = len(action.skipped_blocks)
         self.record(response, action, results, extra=extra or None)
+
+    def on_review(self, response: ModelResponse, action: Action) -> None:
+        """The first submit: not yet; the model is asked to look at what it wrote (once per run)."""
+        self._reviewed = True
+        self.add_feedback(_REVIEW, action)
+        results = [ObservationResult(source_call_id=self.call_id(action), content=_REVIEW)]
+        self.record(response, action, results, extra={"review_before_submit": True})
 
     def on_repeat(self, response: ModelResponse, action: Action) -> None:
         """The same command twice in a row: not run (a loop, not a new step); the next reply is sampled hotter."""

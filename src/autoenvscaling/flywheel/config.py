@@ -145,7 +145,7 @@ class FlywheelConfig(BaseModel):
     counts: CountsConfig = Field(default_factory=CountsConfig)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
-    solver: AgentConfig = Field(default_factory=lambda: AgentConfig(max_turns=30))
+    solver: AgentConfig = Field(default_factory=lambda: AgentConfig(max_turns=30, review_before_submit=True))
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)

@@ -91,7 +91,8 @@ class ProposeConfig(BaseModel):
         "turns (solver.max_turns) bound the attempt, this only guards against a hang",
     )
     solver: AgentConfig = Field(
-        default_factory=lambda: AgentConfig(max_turns=10), description="the blind solver's agent settings"
+        default_factory=lambda: AgentConfig(max_turns=10, review_before_submit=True),
+        description="the blind solver's agent settings",
     )
 
 
