@@ -301,7 +301,9 @@ def test_without_a_repeat_temperature_the_models_own_sampling_is_kept(sandbox: S
     assert "Not run again" in model.calls[2][-1].content and model.samplings == [None, None, None]
 
 
-def test_review_before_submit_answers_the_first_submit_with_a_request_to_check(sandbox: Sandbox, tmp_path: Path) -> None:
+def test_review_before_submit_answers_the_first_submit_with_a_request_to_check(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
     replies = [bash("echo hi > out.txt"), "Done.\nsubmit", bash("cat out.txt"), "submit"]
     agent, model = make_agent(replies, sandbox, tmp_path, review_before_submit=True)
     result = agent.run("Write hi to out.txt")
