@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -56,6 +57,20 @@ class Item(BaseModel):
     wall_sec: float
     instruction: str = ""  # kept so "distinct" can be judged after the run dir is gone
     grading: str = ""
+    code: str = ""  # the commit the item ran on ("-dirty": with uncommitted changes); a report names every one
+
+
+def code_version() -> str:
+    """The short commit of the code this script imports, ``-dirty`` when its tree has uncommitted changes."""
+    src = Path(__file__).resolve().parents[1]
+    try:
+        rev = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "src"], capture_output=True, text=True)
+    except OSError:
+        return "unknown"
+    if rev.returncode != 0:
+        return "unknown"
+    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
 def fingerprint(record: ProposalRecord) -> tuple[str, str]:
@@ -177,6 +192,10 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
                 cost, base_cost = s["hosted_cost_per_valid_usd"], b["hosted_cost_per_valid_usd"]
                 stats[a][f"cost_ratio_vs_{base}"] = cost / base_cost if cost is not None and base_cost else None
     print(f"\n{args.model} / {args.domain}: items per arm " + ", ".join(f"{a} {stats[a]['n']}" for a in arms))
+    versions: dict[str, int] = {}
+    for it in items:
+        versions[it.code or "unrecorded"] = versions.get(it.code or "unrecorded", 0) + 1
+    print("code versions: " + ", ".join(f"{v} ({n} items)" for v, n in versions.items()))
     columns = [
         "arm", "distinct valid", "95% Wilson", "valid", "self-consistent", "reproduced", "p vs P1", "p vs P0",
         "uncached prompt + completion tokens", "blind-solver tokens", "wall s / valid", "CPU s / valid",
@@ -254,7 +273,8 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
     # One server for every arm: the largest shape any arm needs (the workshop's long context).
     shape = tune_proposer(base, "agentic")
     proposer = ProposerConfig(max_turns=args.max_turns, max_checks=args.max_checks, start_from="example")
-    print(f"{len(todo)} items to run ({len(done)} done) -> {items_path}", flush=True)
+    version = code_version()
+    print(f"{len(todo)} items to run ({len(done)} done) on {version} -> {items_path}", flush=True)
     with open_model(shape) as model:
         for k, (i, arm) in enumerate(todo, 1):
             mode = ARMS[arm]
@@ -279,6 +299,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 wall_sec=time.perf_counter() - t0,
                 instruction=text,
                 grading=grading,
+                code=version,
             )
             with items_path.open("a", encoding="utf-8") as f:
                 f.write(item.model_dump_json() + "\n")
