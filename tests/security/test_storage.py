@@ -65,6 +65,13 @@ def test_watch_fires_once_and_never_on_an_engine_error() -> None:
     assert watch.check() == 30 * MB and fired == [30 * MB]
 
 
+def test_the_watch_ends_with_its_container() -> None:
+    watch = StorageWatch(lambda: None, 20 * MB, lambda used: None, name="unit")
+    watch.start()
+    watch._thread.join(5)
+    assert not watch._thread.is_alive() and watch.measures == 1 and watch.exceeded is None
+
+
 def test_a_command_far_from_the_limit_costs_no_measure() -> None:
     watch = StorageWatch(lambda: 1 * MB, 10_240 * MB, lambda used: None, name="unit")
     assert watch.check() is None and watch.check() is None

@@ -36,7 +36,7 @@ def next_interval(used: int, limit: int, cost_sec: float) -> float:
 class StorageWatch:
     """Calls ``on_exceed(used_bytes)`` once when ``measure()`` passes ``limit_bytes``.
 
-    ``measure`` returns the bytes written, or None when it cannot tell (the container is gone); an exception from
+    ``measure`` returns the bytes written, or None once the container is gone (the watch ends); an exception from
     it (the engine did not answer) is never taken for an overflow: the watch tries again at the longest interval.
     """
 
@@ -75,11 +75,14 @@ class StorageWatch:
             t0 = time.monotonic()
             try:
                 used = self.measure()
-            except Exception:  # the engine's problem, not the task's: never an overflow
-                used = None
+            except Exception:  # the engine's problem, not the task's: never an overflow; try again later
+                used = -1
             self._last = time.monotonic()
             self.measures += 1
-            if used is None:
+            if used is None:  # nothing left to watch
+                self._stop.set()
+                return
+            if used < 0:
                 self._interval = MAX_INTERVAL_SEC
                 return
             self._interval = next_interval(used, self.limit, self._last - t0)
