@@ -27,7 +27,7 @@ from autoenvscaling.sandbox.base import (
     SandboxSpec,
     StorageLimitError,
 )
-from autoenvscaling.sandbox.engine import engine_errors, exec_status
+from autoenvscaling.sandbox.engine import engine_errors, exec_status, writable_layer_size
 from autoenvscaling.sandbox.janitor import owner_labels
 from autoenvscaling.sandbox.shell import BashShell
 from autoenvscaling.sandbox.storage import MB, StorageWatch
@@ -103,8 +103,13 @@ class DockerSandbox:
         try:
             self._start_container()
             self._watch_storage()
-            with self._lock:
-                self._shell(_DEFAULT).start()
+            with self._lock, engine_errors(f"starting a shell in sandbox {self._name}"):
+                try:
+                    self._shell(_DEFAULT).start()
+                except (docker.errors.APIError, SandboxError) as e:
+                    if isinstance(e, ImageUnusableError) or self._is_running():
+                        raise
+                    raise self._exited() from None  # the ENTRYPOINT exited just after the check in _start_container
         except BaseException:
             if self._container_id is not None:  # never leave a half-started container behind
                 with contextlib.suppress(SandboxError):
@@ -130,11 +135,17 @@ class DockerSandbox:
             container.reload()
             self._default_user = container.attrs["Config"].get("User") or ""
             if not self._is_running():
-                logs = container.logs(tail=20).decode(errors="replace").strip()
-                raise ImageUnusableError(
-                    f"sandbox {self._name} exited right after start (does the image's ENTRYPOINT exit instead of "
-                    f"running its command?): {logs or 'no output'}"
-                )
+                raise self._exited()
+
+    def _exited(self) -> ImageUnusableError:
+        try:
+            logs = self._api.logs(self._container_id, tail=20).decode(errors="replace").strip()
+        except docker.errors.DockerException:
+            logs = ""
+        return ImageUnusableError(
+            f"sandbox {self._name} exited right after start (does the image's ENTRYPOINT exit instead of "
+            f"running its command?): {logs or 'no output'}"
+        )
 
     def _create(self, kwargs: dict[str, Any]) -> Any:
         try:
@@ -293,14 +304,7 @@ class DockerSandbox:
         """What the container wrote to its writable layer (Docker's ``SizeRw``); None once it is gone."""
         if self._stopped or self._container_id is None:
             return None
-        api = self._api  # inspect with ?size=1 (docker-py's inspect_container cannot ask for it): O(1), not a list
-        try:
-            attrs = api._result(
-                api._get(api._url("/containers/{0}/json", self._container_id), params={"size": 1}), True
-            )
-        except docker.errors.NotFound:
-            return None
-        return int(attrs.get("SizeRw") or 0)
+        return writable_layer_size(self._api, self._container_id)
 
     def _over_storage(self, used: int) -> None:
         self._storage_error = (

@@ -62,3 +62,13 @@ def exec_status(api: Any, container_id: str, argv: list[str], timeout: float, us
     done.wait(timeout)
     info = api.exec_inspect(exec_id)
     return 124 if info["Running"] else int(info["ExitCode"] or 0)
+
+
+def writable_layer_size(api: Any, container_id: str) -> int | None:
+    """Docker's ``SizeRw`` of a container (``GET /containers/ID/json?size=1``, which docker-py's ``inspect_container``
+    cannot ask for; by id, not a filtered list of every container); None when the container is gone."""
+    try:
+        attrs = api._result(api._get(api._url("/containers/{0}/json", container_id), params={"size": 1}), True)
+    except docker.errors.NotFound:
+        return None
+    return int(attrs.get("SizeRw") or 0)
