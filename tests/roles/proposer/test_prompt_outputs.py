@@ -33,6 +33,13 @@ def test_a_reply_without_outputs_gets_them_from_its_tests(tmp_path: Path) -> Non
     assert "shared-verifier" not in [f.rule for f in lint_task(tmp_path / "t")]
 
 
+def test_a_reply_whose_tests_read_nothing_it_writes_gets_a_note(tmp_path: Path) -> None:
+    config, notes = _written(tmp_path, test_files=[], test_sh="#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")
+    assert config["artifacts"] == [] and notes == [
+        "no outputs listed or found in the tests: they will see only what the image holds"
+    ]
+
+
 def test_declared_outputs_are_kept_when_safe(tmp_path: Path) -> None:
     outputs = ["/app/report.md", "/logs/verifier/reward.txt", "../../etc/passwd", "/app/report.md", "/"]
     config, notes = _written(tmp_path, outputs=outputs)

@@ -141,7 +141,10 @@ def _slug(name: str) -> str:
 def proposal_outputs(proposal: PromptProposal) -> tuple[list[str], list[str]]:
     """The task's artifacts: the outputs the proposal lists, plus those its tests and solution show (outputs.py)."""
     tests = [proposal.test_sh, *(f.content for f in proposal.test_files)]
-    return task_outputs(proposal.outputs, tests, [proposal.solve_sh], image_paths(proposal.dockerfile))
+    outputs, notes = task_outputs(proposal.outputs, tests, [proposal.solve_sh], image_paths(proposal.dockerfile))
+    if not outputs:
+        notes.append("no outputs listed or found in the tests: they will see only what the image holds")
+    return outputs, notes
 
 
 def write_proposal(proposal: PromptProposal, dest: Path, domain: str) -> list[str]:
