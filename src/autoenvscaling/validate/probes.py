@@ -7,11 +7,12 @@ user under its timeout, reward.json over reward.txt), so a probe costs a test ru
 
 1. exploits (``exploits.py``): each scripted exploit, run as the agent's user, then the tests, then undone;
    a reward > 0 fails ``hackable:<exploit>``;
-2. the reference solution, once, after a time mark; the files it changed that the tests, the instruction or the
-   artifacts name are its outputs;
+2. the reference solution, once, after a time mark; the files it wrote (mtime) that the tests, the instruction or
+   the artifacts name are its outputs;
 3. ``leak-answer``: an output whose content (>= 24 B) lies elsewhere in the pristine image (``scan_image``);
 4. mutation (``mutants.py``): each mutant of an output is written in place, the tests run, the output restored;
-   the score is the share of mutants that scored below 1, ``weak-tests`` below ``mutation_threshold``.
+   the score is the share of mutants that scored below 1, ``weak-tests`` below ``mutation_threshold``. Source
+   code outputs are not mutated: a dropped comment or dead line is an equivalent mutant, not a weak test.
 
 The light loop skips the fresh container per run, so a test that changes the state it reads could tell
 the runs apart; separate-mode tasks are approximated (only artifact paths are written by the file exploits).
@@ -20,6 +21,7 @@ the runs apart; separate-mode tasks are approximated (only artifact paths are wr
 from __future__ import annotations
 
 import base64
+import math
 import shlex
 import tempfile
 import time
@@ -48,6 +50,7 @@ _EPS = 1e-9
 _MARK = "/tmp/.aes-probe-mark"
 _REWARD_TAG = "@@aes-probe-reward:"
 _MAX_TEXT = 64 * 1024
+_CODE_SUFFIXES = (".py", ".sh", ".c", ".h", ".cc", ".cpp", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".pl")
 _OUTPUT_PRUNE = (
     "/proc",
     "/sys",
@@ -138,9 +141,17 @@ class ProbeRun:
     """The probes of one task in one pristine sandbox; ``run`` returns the checks and fills ``report``."""
 
     def __init__(
-        self, task: Task, sandbox: Sandbox, config: ProbeConfig, passed_env: Mapping[str, str], index: ImageIndex
+        self,
+        task: Task,
+        sandbox: Sandbox,
+        config: ProbeConfig,
+        passed_env: Mapping[str, str],
+        index: ImageIndex,
+        reference_timeout: float | None = None,
     ) -> None:
+        """``reference_timeout``: the limit of the solution's run here (the oracle trials' time tells it)."""
         self.task, self.sandbox, self.config, self.index = task, sandbox, config, index
+        self.reference_timeout = reference_timeout
         self.passed_env = dict(passed_env)
         self.agent_user = None if task.config.agent.user is None else str(task.config.agent.user)
         self.report = R.ProbeReport()
@@ -216,17 +227,18 @@ class ProbeRun:
         self.sandbox.upload(self.task.paths.solution_dir, CONTAINER_SOLUTION_DIR)
         res = self.sandbox.exec(
             f"bash {CONTAINER_SOLUTION_DIR}/solve.sh > {CONTAINER_LOGS_AGENT}/probe-oracle.txt 2>&1",
-            timeout=self.task.config.agent.timeout_sec,
+            timeout=min(self.reference_timeout or math.inf, self.task.config.agent.timeout_sec),
             env=expand_env(self.task.config.solution.env, self.passed_env),
             user=self.agent_user,
         )
         if res.timed_out or res.exit_code != 0:
-            self.report.notes.append(f"solve.sh did not finish cleanly in the probe sandbox (exit {res.exit_code})")
+            how = f"ran past {res.duration_sec:.0f} s" if res.timed_out else f"exit {res.exit_code}"
+            self.report.notes.append(f"solve.sh did not finish cleanly in the probe sandbox ({how})")
             return None
         prune = " -o ".join(f"-path {shlex.quote(p)}" for p in _OUTPUT_PRUNE_ALL)
         out = root(
             self.sandbox,
-            f"find / -xdev \\( {prune} \\) -prune -o -type f -cnewer {_MARK} -size -2048k -print0"
+            f"find / -xdev \\( {prune} \\) -prune -o -type f -newer {_MARK} -size -2048k -print0"
             " 2>/dev/null | xargs -0 -r sha256sum",
             timeout=120,
         )
@@ -266,6 +278,8 @@ class ProbeRun:
     def _mutation(self, tests: _Tests, outputs: dict[str, str]) -> None:
         texts: dict[str, str] = {}
         for path in outputs:
+            if path.endswith(_CODE_SUFFIXES):  # lines of code have equivalent mutants (comments, dead lines)
+                continue
             raw = base64.b64decode(root(self.sandbox, f"head -c {_MAX_TEXT + 1} -- {shlex.quote(path)} | base64 -w0"))
             try:
                 if len(raw) <= _MAX_TEXT:
@@ -274,7 +288,7 @@ class ProbeRun:
                 continue
         mutants = select_mutants(texts, self.config.max_mutants)
         if not mutants:
-            self.report.notes.append("no text output to mutate")
+            self.report.notes.append("no text output to mutate (source code outputs are not mutated)")
             return
         for m in mutants:
             _write(self.sandbox, m.path, m.content)

@@ -171,7 +171,9 @@ class TaskValidator:
                 if pristine is None:
                     pristine = stack.enter_context(self._pristine(task, rep.image))
                     index = scan_image(pristine) if self.config.probes.answer_leak else {}
-                probe = ProbeRun(task, pristine, self.config.probes, self.options.passed_env, index)
+                oracle_sec = [t.phases.get("agent_execution", 0.0) for t in rep.trials if t.agent == "oracle"]
+                limit = 2 * max(oracle_sec, default=0.0) + 30  # a solution that hangs here (no network) ends
+                probe = ProbeRun(task, pristine, self.config.probes, self.options.passed_env, index, limit)
                 rep.checks += probe.run(status)
                 rep.probes = probe.report
                 rep.timings["probes"] = time.perf_counter() - t
