@@ -15,10 +15,13 @@ must also be reproduced by a blind solver attempt (instruction and environment o
     .venv/bin/python benchmarks/generation_yield.py --n 20 --out runs/yield-1.5b --report  # tables only
 
 Each (arm, episode) item lands in OUT/items.jsonl as soon as it is done, so a killed run loses at most the item
-in flight; the same command continues it. Per arm: valid, distinct valid, self-consistent and reproduced
-counts, Wilson 95% intervals, one-sided Fisher exact p against P1 and P0, uncached prompt + completion tokens,
-wall and CPU seconds per valid environment, and the cost per valid environment as if a hosted model (default
-gpt-4.1-mini on OpenAI) had served the same tokens. Writes ITEMS.summary.json and prints a markdown table.
+in flight; the same command continues it. An infrastructure failure (the Docker engine lost, a validation or blind
+attempt that could not run) stops the run without recording the item: it is never counted as a rejection.
+
+Per arm: valid, distinct valid, self-consistent and reproduced counts, Wilson 95% intervals, one-sided Fisher
+exact p against P1 and P0, uncached prompt + completion tokens, wall and CPU seconds per valid environment, and
+the cost per valid environment as if a hosted model (default gpt-4.1-mini on OpenAI) had served the same tokens.
+Writes ITEMS.summary.json and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.llm.config import open_model, parse_model_arg
 from autoenvscaling.llm.cost import estimate_cost
 from autoenvscaling.roles.proposer.config import ProposerConfig
@@ -289,7 +293,13 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 solver={"max_turns": args.solver_turns, "review_before_submit": True},
             )
             cpu0, t0 = _cpu(), time.perf_counter()
-            (record,) = ProposeRun(args.out / arm / f"{i:03d}", backend, model, domain, config).run()
+            try:
+                (record,) = ProposeRun(args.out / arm / f"{i:03d}", backend, model, domain, config).run()
+            except AutoEnvError as e:
+                sys.exit(f"stopped at {arm} #{i}, not recorded: {e}\nthe same command continues from there")
+            if record.verdict == "error":  # an infrastructure failure is not a rejection: never counted
+                why = record.validation.error or record.generation.error
+                sys.exit(f"stopped at {arm} #{i}, not recorded: {why}\nthe same command continues from there")
             text, grading = fingerprint(record)
             item = Item(
                 arm=arm,

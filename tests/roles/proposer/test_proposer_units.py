@@ -5,18 +5,24 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from proposer_scripts import prompt_reply
 
 from autoenvscaling.agent.errors import FormatError
 from autoenvscaling.llm.base import ModelResponse, ToolCall
+from autoenvscaling.llm.scripted import ScriptedModel
 from autoenvscaling.roles.proposer.actions import ProposerBashBlockFormat, ProposerToolCallsFormat
+from autoenvscaling.roles.proposer.domain import DomainContext
 from autoenvscaling.roles.proposer.feedback import build_feedback
 from autoenvscaling.roles.proposer.novelty import check_novelty, similarity
 from autoenvscaling.roles.proposer.prompt_only import inline_examples, parse_proposal, write_proposal
+from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.proposer.tools import harness_tool
 from autoenvscaling.roles.proposer.workshop import TEMPLATE_DIR
+from autoenvscaling.sandbox.base import EngineUnavailableError
+from autoenvscaling.sandbox.fake import FakeBackend
 from autoenvscaling.tasks import Finding, lint_task
 
 
@@ -123,3 +129,42 @@ def test_inline_examples_cuts_long_files() -> None:
     text = inline_examples([examples / "log-error-summary"], max_chars=100_000)
     assert text.index("### instruction.md") < text.index("### environment/Dockerfile")
     assert "[... truncated:" in text and len(text) < 20_000
+
+
+class _LostEngine(FakeBackend):
+    def _lost(self, *_a: object) -> NoReturn:
+        raise EngineUnavailableError("lost the Docker engine (connection refused)")
+
+    build = image_exists = create = _lost  # type: ignore[assignment]
+
+
+_IDEA = {
+    "operator": "filter",
+    "change": "Count the requests that ended with status 404",
+    "output_file": "/app/count404.txt",
+    "compare": "exact",
+    "new_data": False,
+}
+_SCRIPTS = {
+    "agentic": ["```bash\nls /workshop\n```"],
+    "staged": [
+        json.dumps(_IDEA),
+        "Count the requests with status 404 in /app/data/access.log and write the number to /app/count404.txt.",
+        "```bash\ngrep -c ' 404$' /app/data/access.log > /app/count404.txt\n```",
+    ],
+}
+
+
+@pytest.mark.parametrize("mode", ["agentic", "staged"])
+def test_a_lost_engine_stops_the_run_instead_of_rejecting_candidates(
+    tmp_path: Path, terminal_domain: DomainContext, mode: str
+) -> None:
+    # Infrastructure failures are errors: "generation-error" rejections would count the engine against the model.
+    config = ProposeConfig.model_validate(
+        {"mode": mode, "n": 1, "proposer": {"staged": {"order": "instruction_first"}}}
+    )
+    model = ScriptedModel(_SCRIPTS[mode] * 3)
+    with pytest.raises(EngineUnavailableError, match="lost the Docker engine"):
+        ProposeRun(tmp_path / "out", _LostEngine(), model, terminal_domain, config).run()
+    assert not (tmp_path / "out" / "results.jsonl").exists()
+    assert model.calls or mode == "agentic"  # staged: the engine was lost after the model had written a draft

@@ -41,7 +41,7 @@ from autoenvscaling.roles.proposer.workshop import (
     safe_copy_tree,
     stage_workshop,
 )
-from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxBackend
+from autoenvscaling.sandbox.base import EngineUnavailableError, ExecResult, Sandbox, SandboxBackend
 from autoenvscaling.tasks.model import task_content_hash
 from autoenvscaling.validate.validator import ValidationConfig
 
@@ -226,6 +226,8 @@ def run_episode(
             outcome = agent.run(task_prompt)
             result.exit_reason = agent.stop_reason or outcome.exit_reason
             result.usage = outcome.usage
+        except EngineUnavailableError:
+            raise
         except AutoEnvError as e:  # the model endpoint or the workshop failed: keep what was built so far
             result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
             result.usage = agent.usage
@@ -237,6 +239,8 @@ def run_episode(
             shutil.rmtree(candidate_dir, ignore_errors=True)
             safe_copy_tree(chosen, candidate_dir, max_bytes=config.workshop.max_draft_bytes)
             result.candidate_dir = str(candidate_dir)
+    except EngineUnavailableError:
+        raise
     except AutoEnvError as e:  # the workshop never started
         result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
     finally:

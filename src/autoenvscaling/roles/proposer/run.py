@@ -52,7 +52,7 @@ from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.proposer.staged.text import findings_from_digest
 from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
 from autoenvscaling.roles.solver import SolverAgent
-from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.sandbox.base import EngineUnavailableError, SandboxBackend
 from autoenvscaling.validate.probes import GENERATED_PROBES
 from autoenvscaling.validate.report import ValidationReport, Verdict
 from autoenvscaling.validate.run import ValidationRun
@@ -313,6 +313,8 @@ class ProposeRun:
                 index=i,
                 run_id=self.run_id,
             )
+        except EngineUnavailableError:
+            raise  # the engine is gone for every generation: an infrastructure error, never a rejection
         except Exception as e:  # one broken generation must not sink the other N-1
             error = f"{type(e).__name__}: {e}"
             return GenerationResult(id=gid, mode=self.config.mode, episode_dir=str(episode_dir), error=error)

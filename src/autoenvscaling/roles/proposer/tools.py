@@ -27,7 +27,7 @@ from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.roles.proposer.feedback import MAX_DETAIL, CheckFeedback, novelty_feedback, render_feedback
 from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, check_novelty
 from autoenvscaling.roles.proposer.workshop import DRAFT_DIR, DraftCopy, Workshop
-from autoenvscaling.sandbox.base import BuildError, SandboxBackend, SandboxError
+from autoenvscaling.sandbox.base import BuildError, EngineUnavailableError, SandboxBackend, SandboxError
 from autoenvscaling.tasks import TaskFormatError, load_task
 from autoenvscaling.tasks.model import task_content_hash
 from autoenvscaling.validate.probes import GENERATED_PROBES
@@ -207,12 +207,16 @@ class DraftTools:
         except BuildError as e:
             tail = "\n".join(e.log_tail.splitlines()[-8:])
             return ToolOutput(text=f"the draft's image did not build: {e}\n{tail}", ok=False)
+        except EngineUnavailableError:
+            raise  # not the draft's fault: never shown to the model as feedback
         except AutoEnvError as e:
             return ToolOutput(text=f"cannot build the draft: {e}", ok=False)
         spec = self.builder.spec_for(task, image, name_hint=f"{self.task_id}__try", run_id=self.run_id, network=False)
         try:
             with self.backend.create(spec) as sandbox:
                 res = sandbox.exec(command, timeout=self.config.try_timeout_sec)
+        except EngineUnavailableError:
+            raise
         except SandboxError as e:
             return ToolOutput(text=f"the container failed: {e}", ok=False)
         output = res.output.rstrip("\n")

@@ -32,7 +32,7 @@ from autoenvscaling.roles.proposer.staged.text import (
     with_input_hint,
     with_references,
 )
-from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.sandbox.base import EngineUnavailableError, SandboxBackend
 from autoenvscaling.validate.validator import TaskValidator
 
 
@@ -206,6 +206,8 @@ def drive_episode(
         body(ep, result)
     except BudgetSpent as e:
         result.exit_reason, result.failed_checks = e.reason, [e.reason]
+    except EngineUnavailableError:
+        raise  # no engine, no episode: the run stops with the error and continues when rerun
     except AutoEnvError as e:
         result.exit_reason, result.error = "error", f"{type(e).__name__}: {e}"
     return ep.close(result, started)

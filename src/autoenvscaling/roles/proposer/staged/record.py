@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.roles.proposer.staged.grading import matches, normalized
 from autoenvscaling.roles.proposer.staged.spec import Expectation, Recording
-from autoenvscaling.sandbox.base import BuildError, Sandbox, SandboxBackend
+from autoenvscaling.sandbox.base import BuildError, EngineUnavailableError, Sandbox, SandboxBackend
 from autoenvscaling.tasks import TaskFormatError, load_task
 from autoenvscaling.verify.environment import EnvironmentBuilder
 
@@ -219,6 +219,8 @@ def cross_oracle(
     """True when the parent's solution, run in the child, already produces the child's expected outputs."""
     try:
         run = runner.run(child, parent_solve_sh, [e.path for e in expectations])
+    except EngineUnavailableError:
+        raise
     except AutoEnvError:
         return False
     return all(
