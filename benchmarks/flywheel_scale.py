@@ -27,12 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autoenvscaling.execution.rundir import ResultsLog
 from autoenvscaling.flywheel.backend import CallStats
 from autoenvscaling.flywheel.config import load_config
 from autoenvscaling.flywheel.rounds import Flywheel
 from autoenvscaling.pool import Pool
 from autoenvscaling.validate.report import ValidationReport
-from autoenvscaling.verify.runlog import ResultsLog
 
 HERE = Path(__file__).resolve().parent
 WORDS = ("amber basil cedar delta ember fjord grove harbor iris juniper kestrel lumen maple nectar onyx pebble quartz "

@@ -11,11 +11,11 @@ import docker
 import pytest
 from pydantic import BaseModel
 
+from autoenvscaling.execution.rundir import ResultsLog
 from autoenvscaling.images.catalog import BASE_IMAGE
 from autoenvscaling.sandbox.base import LABEL, BuildSpec, SandboxSpec
 from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.sandbox.janitor import collect_images
-from autoenvscaling.verify.runlog import ResultsLog
 
 
 class Rec(BaseModel):

@@ -32,7 +32,7 @@ def preflight_docker(backend_name: str) -> None:
 
 
 def resolve_run_dir(runs_root: Path, prefix: str, run_dir: Path | None, resume: bool) -> Path:
-    from autoenvscaling.verify.runlog import latest_run_dir, new_run_id
+    from autoenvscaling.execution.rundir import latest_run_dir, new_run_id
 
     if run_dir is not None:
         if resume and not run_dir.is_dir():

@@ -90,6 +90,7 @@ def propose(
     backend: BackendOpt = "docker",
 ) -> None:
     """Generate N candidate environments and validate each (K oracle runs + nop + leakage)."""
+    from autoenvscaling.execution.rundir import new_run_id
     from autoenvscaling.llm.config import open_model, parse_model_arg
     from autoenvscaling.roles.proposer.config import ProposerConfig
     from autoenvscaling.roles.proposer.domain import domain_context
@@ -98,7 +99,6 @@ def propose(
     from autoenvscaling.sandbox.registry import get_backend
     from autoenvscaling.validate.probes import GENERATED_PROBES
     from autoenvscaling.validate.validator import ValidationConfig
-    from autoenvscaling.verify.runlog import new_run_id
 
     if mode not in MODE_CHOICES:
         raise UserInputError(f"--mode {mode!r}: expected one of {', '.join(MODE_CHOICES)}")

@@ -18,9 +18,6 @@ without them, starts again from an empty dir. Nothing else decides what is finis
 
 from __future__ import annotations
 
-import fcntl
-import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,8 +25,11 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from autoenvscaling.errors import UserInputError
+from autoenvscaling.execution import rundir
+from autoenvscaling.execution.rundir import fresh_dir, write_atomic
 from autoenvscaling.flywheel.records import StageOutput
+
+__all__ = ["OUTPUT", "STAGES", "RunPaths", "fresh_dir", "read_output", "run_lock", "write_atomic", "write_output"]
 
 STAGES = (
     "solve",
@@ -74,17 +74,6 @@ class RunPaths:
         return sorted(int(p.name) for p in self.rounds.iterdir() if p.name.isdigit())
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write to a sibling temp file, fsync, rename: readers see the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def read_output(stage_dir: Path, model: type[OutT]) -> OutT | None:
     """The stage's output if the stage finished, else None (an unreadable one counts as unfinished)."""
     path = stage_dir / OUTPUT
@@ -100,24 +89,8 @@ def write_output(stage_dir: Path, output: StageOutput) -> None:
     write_atomic(stage_dir / OUTPUT, output.model_dump_json(indent=2))
 
 
-def fresh_dir(path: Path) -> Path:
-    """An empty dir at ``path`` (what a half-done stage without per-item records left there is removed)."""
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
-    return path
-
-
 @contextmanager
 def run_lock(paths: RunPaths) -> Iterator[None]:
     """One process per run dir: a second ``resume`` while the first still runs is refused."""
-    paths.root.mkdir(parents=True, exist_ok=True)
-    with paths.lock.open("a") as f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UserInputError(f"{paths.root}: another process is running this flywheel") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    with rundir.run_lock(paths.root, "flywheel"):
+        yield

@@ -21,6 +21,7 @@ import tomli_w
 from pydantic import ValidationError
 
 from autoenvscaling.errors import UserInputError
+from autoenvscaling.execution.rundir import new_run_id
 from autoenvscaling.flywheel import crash
 from autoenvscaling.flywheel.backend import RunBackend
 from autoenvscaling.flywheel.config import FlywheelConfig, apply_overrides
@@ -48,7 +49,6 @@ from autoenvscaling.llm.config import ModelConfig, open_model
 from autoenvscaling.pool import EnvStatus, Pool
 from autoenvscaling.roles.tuning import resolve_mode, share_server, tune_proposer, tune_solver
 from autoenvscaling.sandbox.base import SandboxBackend
-from autoenvscaling.verify.runlog import new_run_id
 
 OutT = TypeVar("OutT", bound=StageOutput)
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from autoenvscaling.execution.executors import Executor, LocalExecutor
+from autoenvscaling.execution.rundir import ResultsLog
+from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.flywheel.crash import checkpoint
 from autoenvscaling.flywheel.records import TaskAttempts
 from autoenvscaling.roles.solve_run import AttemptRecord, SolveRun
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.verify.agents import TrialAgent
-from autoenvscaling.verify.runlog import ResultsLog
 
 OnTask = Callable[[TaskAttempts], None]
 
@@ -34,19 +35,39 @@ def solve_tasks(
     concurrency: int = 1,
     aliases: dict[str, str] | None = None,
     on_task: OnTask = lambda _t: None,
+    executor: Executor | None = None,
+    backend_name: str | None = None,
 ) -> list[TaskAttempts]:
-    """Attempt each ``(key, task dir)`` ``attempts`` times; returns one record per item, in ``items`` order."""
-    stage_dir.mkdir(parents=True, exist_ok=True)
-    log = ResultsLog(stage_dir / "results.jsonl", TaskAttempts)
-    done = {r.key: r for r in log.load()}
-    for rec in done.values():
-        on_task(rec)
-    todo = [(k, p) for k, p in items if k not in done]
+    """Attempt each ``(key, task dir)`` ``attempts`` times; returns one record per item, in ``items`` order.
 
-    def one(key: str, task_dir: Path) -> TaskAttempts:
+    Tasks run ``concurrency`` at once on local threads; each task's attempts run on ``executor`` (a Ray executor
+    makes every attempt one Ray task).
+    """
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    runner = ItemRunner[tuple[str, Path], TaskAttempts](
+        ResultsLog(stage_dir / "results.jsonl", TaskAttempts),
+        item_key=lambda item: item[0],
+        result_key=lambda rec: rec.key,
+        executor=LocalExecutor("fw-solve"),
+        concurrency=concurrency,
+    )
+    for rec in runner.resume(True).values():
+        on_task(rec)
+
+    def one(item: tuple[str, Path]) -> TaskAttempts:
+        key, task_dir = item
         run_dir = stage_dir / "tasks" / key
         shutil.rmtree(run_dir, ignore_errors=True)
-        run = SolveRun(run_dir, backend, agent_factory, attempts=attempts, concurrency=1, aliases=aliases)
+        run = SolveRun(
+            run_dir,
+            backend,
+            agent_factory,
+            attempts=attempts,
+            concurrency=1 if executor is None or not executor.remote else attempts,
+            aliases=aliases,
+            executor=executor,
+            backend_name=backend_name,
+        )
         try:
             records, _ = run.run([task_dir], on_done=_on_attempt)
         except Exception as e:  # the task could not be loaded or run at all: that task's error only
@@ -54,15 +75,11 @@ def solve_tasks(
         name = records[0].task_name if records else ""
         return TaskAttempts(key=key, task_path=str(task_dir), task_name=name, attempts=records)
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="fw-solve") as pool:
-        futures = [pool.submit(one, k, p) for k, p in todo]
-        for fut in as_completed(futures):
-            rec = fut.result()
-            log.append(rec)
-            done[rec.key] = rec
-            on_task(rec)
-            checkpoint("item")
-    return [done[k] for k, _ in items]
+    def finished(rec: TaskAttempts) -> None:
+        on_task(rec)
+        checkpoint("item")
+
+    return runner.run(items, one, on_done=finished)
 
 
 def _on_attempt(_rec: AttemptRecord) -> None:

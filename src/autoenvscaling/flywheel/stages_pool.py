@@ -13,6 +13,7 @@ from pathlib import Path
 
 from autoenvscaling.agent.errors import TrajectoryError
 from autoenvscaling.agent.trajectory import update_trajectory_extra
+from autoenvscaling.execution.rundir import ResultsLog
 from autoenvscaling.flywheel.context import RoundContext
 from autoenvscaling.flywheel.crash import checkpoint
 from autoenvscaling.flywheel.records import (
@@ -29,7 +30,6 @@ from autoenvscaling.pool.calibration import CalibrationRecord, calibration_from_
 from autoenvscaling.pool.models import CalibrationBand, Lineage
 from autoenvscaling.roles.proposer.records import ProposalRecord
 from autoenvscaling.validate.report import ValidationReport, Verdict
-from autoenvscaling.verify.runlog import ResultsLog
 
 
 def _reports(ctx: RoundContext, domain: str) -> dict[str, ValidationReport]:

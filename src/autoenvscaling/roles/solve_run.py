@@ -1,5 +1,8 @@
 """A solve run: N attempts per task, each a fresh trial; results.jsonl, resume, and a per-task summary.
 
+Attempts run on the execution layer's item runner (key: task path and attempt number), on local threads or, with
+a remote executor, one Ray task per attempt whose trial dir comes back to this process.
+
 Run dir::
 
     runs/solve-<time>/
@@ -17,19 +20,23 @@ import shutil
 import statistics
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from autoenvscaling.execution.executors import Executor
+from autoenvscaling.execution.portable import Delivery, PortableWork, ship
+from autoenvscaling.execution.rundir import ResultsLog, write_atomic, write_resolved_config
+from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.sandbox.registry import shared_backend
 from autoenvscaling.tasks import load_task
 from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import TrialResult
-from autoenvscaling.verify.runlog import ResultsLog, write_resolved_config
-from autoenvscaling.verify.trial import TrialRunner, write_json_atomic
+from autoenvscaling.verify.trial import TrialRunner
 
 _SOLVED = 1.0 - 1e-9
 
@@ -130,6 +137,37 @@ def summarize_task(name: str, records: list[AttemptRecord]) -> TaskSummary:
     )
 
 
+def _attempt_key(rec: AttemptRecord) -> str:
+    return f"{rec.task_path}#{rec.attempt}"
+
+
+def _item_key(item: tuple[Path, int]) -> str:
+    return f"{item[0]}#{item[1]}"
+
+
+@dataclass(frozen=True)
+class RemoteAttempt:
+    """One attempt on a worker (a Ray task): the backend is made there by name; ``agent_factory`` must pickle."""
+
+    backend: str
+    agent_factory: Callable[[], TrialAgent]
+    run_id: str
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def __call__(self, task_dir: Path, trial_dir: Path, attempt: str) -> AttemptRecord:
+        backend = shared_backend(self.backend)
+        runner = TrialRunner(backend, EnvironmentBuilder(backend, aliases=self.aliases), run_id=self.run_id)
+        try:
+            res = runner.run(load_task(task_dir), self.agent_factory(), trial_dir)
+        finally:
+            runner.close()
+        return AttemptRecord.from_trial(task_dir, int(attempt), trial_dir, res)
+
+
+def _land(delivery: Delivery[AttemptRecord]) -> AttemptRecord:
+    return delivery.land(AttemptRecord)
+
+
 class SolveRun:
     def __init__(
         self,
@@ -141,16 +179,22 @@ class SolveRun:
         concurrency: int = 1,
         aliases: dict[str, str] | None = None,
         resolved_config: dict[str, Any] | None = None,
+        executor: Executor | None = None,
+        backend_name: str | None = None,
     ) -> None:
+        """``backend_name`` (default ``backend.name``) is how a remote executor's workers make their backend."""
         self.run_dir = run_dir
         self.backend = backend
         self.agent_factory = agent_factory
         self.attempts = attempts
         self.concurrency = max(1, concurrency)
+        self.aliases = dict(aliases or {})
         self.builder = EnvironmentBuilder(backend, aliases=aliases)
         self.runner = TrialRunner(backend, self.builder, run_id=run_dir.name)
         self.log = ResultsLog(run_dir / "results.jsonl", AttemptRecord)
         self.resolved_config = resolved_config or {}
+        self.executor = executor
+        self.backend_name = backend_name or backend.name
 
     def run(
         self,
@@ -161,42 +205,55 @@ class SolveRun:
     ) -> tuple[list[AttemptRecord], list[TaskSummary]]:
         trials = self.run_dir / "trials"
         trials.mkdir(parents=True, exist_ok=True)
-        done = self.log.load() if resume else []
-        if not resume:
-            self.log.reset()
-        else:
+        items = ItemRunner[tuple[Path, int], AttemptRecord](
+            self.log,
+            item_key=_item_key,
+            result_key=_attempt_key,
+            executor=self.executor,
+            concurrency=self.concurrency,
+        )
+        finished = set(items.resume(resume))
+        if resume:
             self.backend.cleanup(self.run_dir.name)
         write_resolved_config(self.run_dir, self.resolved_config)
         tasks = {t: load_task(t) for t in task_dirs}
-        finished = {(r.task_path, r.attempt) for r in done}
-        jobs = [(t, i) for t in task_dirs for i in range(1, self.attempts + 1) if (str(t), i) not in finished]
-        records = list(done)
+        jobs = [(t, i) for t in task_dirs for i in range(1, self.attempts + 1)]
 
-        def attempt(task_dir: Path, i: int) -> AttemptRecord:
-            trial_dir = trials / f"{tasks[task_dir].name}__{i}"
-            shutil.rmtree(trial_dir, ignore_errors=True)  # a crashed attempt is redone from scratch
-            more = i < self.attempts and (str(task_dir), i + 1) not in finished
-            res = self.runner.run(tasks[task_dir], self.agent_factory(), trial_dir, prewarm_next=more)
-            return AttemptRecord.from_trial(task_dir, i, trial_dir, res)
+        def trial_dir(item: tuple[Path, int]) -> Path:
+            return trials / f"{tasks[item[0]].name}__{item[1]}"
+
+        def attempt(item: tuple[Path, int]) -> AttemptRecord:
+            task_dir, i = item
+            tdir = trial_dir(item)
+            shutil.rmtree(tdir, ignore_errors=True)  # a crashed attempt is redone from scratch
+            more = i < self.attempts and f"{task_dir}#{i + 1}" not in finished
+            res = self.runner.run(tasks[task_dir], self.agent_factory(), tdir, prewarm_next=more)
+            return AttemptRecord.from_trial(task_dir, i, tdir, res)
 
         started = time.perf_counter()
         try:
-            with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="solve") as pool:
-                futures = [pool.submit(attempt, t, i) for t, i in jobs]
-                for fut in as_completed(futures):
-                    rec = fut.result()
-                    self.log.append(rec)
-                    records.append(rec)
-                    on_done(rec)
+            if items.executor.remote:
+                for item in items.pending(jobs):
+                    shutil.rmtree(trial_dir(item), ignore_errors=True)
+                remote = PortableWork(
+                    RemoteAttempt(self.backend_name, self.agent_factory, self.run_dir.name, self.aliases)
+                )
+                records = items.run(
+                    jobs,
+                    remote,
+                    send=lambda it: ship(_item_key(it), it[0], trial_dir(it), str(it[1])),
+                    land=_land,
+                    on_done=on_done,
+                )
+            else:
+                records = items.run(jobs, attempt, on_done=on_done)
         finally:
             self.runner.close()
-        order = {str(t): n for n, t in enumerate(task_dirs)}
-        records.sort(key=lambda r: (order.get(r.task_path, 0), r.attempt))
         summaries = [summarize_task(tasks[t].name, [r for r in records if r.task_path == str(t)]) for t in task_dirs]
         summary = {
             "run_dir": str(self.run_dir),
             "wall_sec": time.perf_counter() - started,
             "tasks": [s.model_dump() for s in summaries],
         }
-        write_json_atomic(self.run_dir / "summary.json", json.dumps(summary, indent=2))
+        write_atomic(self.run_dir / "summary.json", json.dumps(summary, indent=2))
         return records, summaries

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import threading
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.sandbox.base import SandboxBackend
@@ -29,3 +30,15 @@ def get_backend(name: str) -> SandboxBackend:
         raise UserInputError(f"cannot load sandbox backend {name!r}: {e}") from None
     backend: SandboxBackend = factory()
     return backend
+
+
+_shared: dict[str, SandboxBackend] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_backend(name: str) -> SandboxBackend:
+    """One backend per name in this process: what the work of a remote executor (a Ray worker) runs on."""
+    with _shared_lock:
+        if name not in _shared:
+            _shared[name] = get_backend(name)
+        return _shared[name]

@@ -1,4 +1,4 @@
-"""A validation run over many tasks: run dir, concurrency, crash-safe results.jsonl, resume, summary.
+"""A validation run over many tasks on the execution layer's item runner: run dir, results.jsonl, resume, summary.
 
 Run dir layout::
 
@@ -9,7 +9,8 @@ Run dir layout::
       trials/<task>__oracle-1/ ...   Harbor trial dirs (result.json, agent/, verifier/)
 
 ``resume`` skips tasks whose (path, content hash) already has a line in results.jsonl, discards a torn last
-line, clears the unfinished tasks' trial dirs, and removes containers a crashed process left behind.
+line, clears the unfinished tasks' trial dirs, and removes containers a crashed process left behind. On a remote
+executor (Ray) each task travels to a worker as an archive and its trial dirs come back to this process.
 """
 
 from __future__ import annotations
@@ -19,16 +20,19 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from autoenvscaling.execution.executors import Executor
+from autoenvscaling.execution.portable import Delivery, PortableWork, ship
+from autoenvscaling.execution.rundir import ResultsLog, write_atomic, write_resolved_config
+from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.sandbox.registry import shared_backend
 from autoenvscaling.tasks.model import task_content_hash
 from autoenvscaling.validate.report import HACKABLE_PREFIX, ValidationReport, ValidationSummary
 from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
 from autoenvscaling.verify.environment import EnvironmentBuilder
-from autoenvscaling.verify.runlog import ResultsLog, write_resolved_config
-from autoenvscaling.verify.trial import write_json_atomic
 
 OnStatus = Callable[[str, str], None]  # (task name, phase)
 OnDone = Callable[[ValidationReport], None]
@@ -63,6 +67,37 @@ def _status_for(name: str, on_status: OnStatus) -> Callable[[str], None]:
     return lambda phase: on_status(name, phase)
 
 
+def _report_key(r: ValidationReport) -> str:
+    return f"{r.task_path}@{r.content_hash}"
+
+
+def _validate(validator: TaskValidator, task_dir: Path, status: Callable[[str], None]) -> ValidationReport:
+    report = validator.validate(task_dir, status)
+    if report.content_hash is None:  # a task that did not load: its files' hash is still its resume key
+        report.content_hash = task_content_hash(task_dir)
+    return report
+
+
+@dataclass(frozen=True)
+class RemoteValidation:
+    """The validation of one task on a worker (a Ray task): the backend is made there, by name."""
+
+    backend: str
+    config: ValidationConfig
+    run_id: str
+    aliases: dict[str, str] = field(default_factory=dict)
+    force_build: bool = False
+
+    def __call__(self, task_dir: Path, trials_dir: Path, _extra: str) -> ValidationReport:
+        backend = shared_backend(self.backend)
+        builder = EnvironmentBuilder(backend, aliases=self.aliases, force_build=self.force_build)
+        validator = TaskValidator(backend, builder, self.config, trials_dir, run_id=self.run_id)
+        try:
+            return _validate(validator, task_dir, lambda _phase: None)
+        finally:
+            validator.close()
+
+
 class ValidationRun:
     def __init__(
         self,
@@ -73,15 +108,21 @@ class ValidationRun:
         aliases: dict[str, str] | None = None,
         concurrency: int = 1,
         force_build: bool = False,
+        executor: Executor | None = None,
+        backend_name: str | None = None,
     ) -> None:
+        """``backend_name`` (default ``backend.name``) is how a remote executor's workers make their backend."""
         self.run_dir = run_dir
         self.backend = backend
         self.config = config
         self.concurrency = max(1, concurrency)
         self.aliases = dict(aliases or {})
+        self.force_build = force_build
         self.builder = EnvironmentBuilder(backend, aliases=self.aliases, force_build=force_build)
         self.log = ResultsLog(run_dir / "results.jsonl", ValidationReport)
         self.trials_dir = run_dir / "trials"
+        self.executor = executor
+        self.backend_name = backend_name or backend.name
 
     @property
     def run_id(self) -> str:
@@ -97,15 +138,13 @@ class ValidationRun:
         }
         write_resolved_config(self.run_dir, resolved)
 
-    def pending(self, task_dirs: list[Path], done: list[ValidationReport]) -> list[Path]:
-        finished = {(r.task_path, r.content_hash) for r in done}
-        finished_paths = {r.task_path for r in done if r.content_hash is None}
-        todo = []
-        for t in task_dirs:
-            if str(t) in finished_paths or (str(t), task_content_hash(t)) in finished:
-                continue
-            todo.append(t)
-        return todo
+    def _runner(self) -> ItemRunner[tuple[Path, str], ValidationReport]:
+        def item_key(item: tuple[Path, str]) -> str:
+            return f"{item[0]}@{item[1]}"
+
+        return ItemRunner(
+            self.log, item_key=item_key, result_key=_report_key, executor=self.executor, concurrency=self.concurrency
+        )
 
     def run(
         self,
@@ -117,31 +156,38 @@ class ValidationRun:
     ) -> tuple[list[ValidationReport], ValidationSummary]:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.trials_dir.mkdir(exist_ok=True)
-        done = self.log.load() if resume else []
-        if not resume:
-            self.log.reset()
+        runner = self._runner()
+        runner.resume(resume)
         if resume:
             self.backend.cleanup(self.run_id)
         self._save_config(task_dirs)
-        todo = self.pending(task_dirs, done)
-        for t in todo:  # partial trial dirs of unfinished tasks are redone from scratch
+        items = [(t, task_content_hash(t)) for t in task_dirs]
+        for t, _ in runner.pending(items):  # partial trial dirs of unfinished tasks are redone from scratch
             for d in self.trials_dir.glob(f"{t.name}__*"):
                 shutil.rmtree(d, ignore_errors=True)
-        validator = TaskValidator(self.backend, self.builder, self.config, self.trials_dir, run_id=self.run_id)
         started = time.perf_counter()
-        reports = list(done)
-        try:
-            with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="validate") as pool:
-                futures = [pool.submit(validator.validate, t, _status_for(t.name, on_status)) for t in todo]
-                for fut in as_completed(futures):
-                    report = fut.result()
-                    self.log.append(report)
-                    reports.append(report)
-                    on_done(report)
-        finally:
-            validator.close()
-        order = {str(t): i for i, t in enumerate(task_dirs)}
-        reports.sort(key=lambda r: order.get(r.task_path, len(order)))
+        if runner.executor.remote:
+            remote = PortableWork(
+                RemoteValidation(self.backend_name, self.config, self.run_id, self.aliases, self.force_build)
+            )
+            trials = self.trials_dir
+            reports = runner.run(
+                items, remote, send=lambda item: ship(f"{item[0]}", item[0], trials), land=_land, on_done=on_done
+            )
+        else:
+            validator = TaskValidator(self.backend, self.builder, self.config, self.trials_dir, run_id=self.run_id)
+            try:
+                reports = runner.run(
+                    items,
+                    lambda item: _validate(validator, item[0], _status_for(item[0].name, on_status)),
+                    on_done=on_done,
+                )
+            finally:
+                validator.close()
         summary = summarize(self.run_dir, reports, time.perf_counter() - started)
-        write_json_atomic(self.run_dir / "summary.json", json.dumps(summary.model_dump(), indent=2))
+        write_atomic(self.run_dir / "summary.json", json.dumps(summary.model_dump(), indent=2))
         return reports, summary
+
+
+def _land(delivery: Delivery[ValidationReport]) -> ValidationReport:
+    return delivery.land(ValidationReport)

@@ -12,7 +12,6 @@ process is gone, and known secret values are scrubbed from the trial dir before 
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Self
 
 from pydantic import BaseModel, Field
 
+from autoenvscaling.execution.rundir import write_atomic
 from autoenvscaling.sandbox.base import (
     CopyOutLimitError,
     NetworkControl,
@@ -108,12 +108,6 @@ class _Watchdog:
                 f"the {self.what} outlived its limit by more than the grace period ({self.seconds:g} s in all); "
                 "its sandbox was removed"
             ) from None
-
-
-def write_json_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 class TrialRunner:
@@ -228,7 +222,7 @@ class TrialRunner:
             result.finished_at = utcnow()
             scrub_tree(paths.root, self._secrets)
             text = scrub_text(result.model_dump_json(indent=2), self._secrets)
-            write_json_atomic(paths.result, text)
+            write_atomic(paths.result, text)
         # What callers see (reports, proposer feedback) is the scrubbed record too.
         return TrialResult.model_validate_json(text) if self._secrets else result
 

@@ -19,7 +19,6 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,8 @@ import tomli_w
 from pydantic import BaseModel, Field
 
 from autoenvscaling.agent.loop import AgentConfig
+from autoenvscaling.execution.executors import LocalExecutor
+from autoenvscaling.execution.rundir import ResultsLog, write_atomic
 from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.roles.proposer.digest import digest_trials, find_trial_dirs, render_digest
@@ -58,8 +59,6 @@ from autoenvscaling.validate.report import ValidationReport, Verdict
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
 from autoenvscaling.verify.agents import TrialAgent
-from autoenvscaling.verify.runlog import ResultsLog
-from autoenvscaling.verify.trial import write_json_atomic
 
 OnGenerated = Callable[[GenerationResult], None]
 OnValidated = Callable[[ValidationReport], None]
@@ -326,15 +325,11 @@ class ProposeRun:
         (self.out_dir / "digest.md").write_text(digest_md, encoding="utf-8")
         results: list[GenerationResult] = []
         first = self.config.first_index
-        with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="propose") as pool:
-            futures = {
-                pool.submit(self._generate, i, digest_md, trials, findings): i
-                for i in range(first, first + self.config.n)
-            }
-            for fut in as_completed(futures):
-                gen = fut.result()
-                results.append(gen)
-                on_generated(gen)
+        indices = range(first, first + self.config.n)
+        generate = lambda i: self._generate(i, digest_md, trials, findings)  # noqa: E731
+        for gen in LocalExecutor("propose").map_unordered(generate, indices, self.config.concurrency):
+            results.append(gen)
+            on_generated(gen)
         return sorted(results, key=lambda g: g.id)
 
     def _reproduce(self, record: ProposalRecord, on_reproduced: OnReproduced) -> ProposalRecord:
@@ -417,7 +412,7 @@ class ProposeRun:
         for r in records:
             self.log.append(r)
         summary = summarize(records, self.config.mode, self.domain.name)
-        write_json_atomic(self.out_dir / "summary.json", json.dumps(summary.model_dump(), indent=2))
+        write_atomic(self.out_dir / "summary.json", json.dumps(summary.model_dump(), indent=2))
         return records
 
     def run(

@@ -1,0 +1,151 @@
+"""The item runner: a key per item, each result appended once, resume skips what is done, progress per result."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from autoenvscaling.errors import UserInputError
+from autoenvscaling.execution import executors
+from autoenvscaling.execution.executors import ExecutorConfig, LocalExecutor, get_executor
+from autoenvscaling.execution.portable import Delivery, PortableWork, ship
+from autoenvscaling.execution.rundir import ResultsLog
+from autoenvscaling.execution.runner import ItemRunner
+
+
+class Rec(BaseModel):
+    key: str
+    value: int
+    path: str = ""
+
+
+def _runner(log_path: Path, executor: Any = None, concurrency: int = 1) -> ItemRunner[int, Rec]:
+    return ItemRunner(
+        ResultsLog(log_path, Rec),
+        item_key=str,
+        result_key=lambda r: r.key,
+        executor=executor,
+        concurrency=concurrency,
+    )
+
+
+def test_results_are_appended_once_in_item_order_and_reported(tmp_path: Path) -> None:
+    runner = _runner(tmp_path / "results.jsonl", LocalExecutor(), concurrency=4)
+    runner.resume(False)
+    seen: list[str] = []
+    out = runner.run([3, 1, 2, 1], lambda i: Rec(key=str(i), value=i * 10), on_done=lambda r: seen.append(r.key))
+    assert [r.value for r in out] == [30, 10, 20]  # the repeated item ran once and is listed once
+    assert sorted(seen) == ["1", "2", "3"]
+    lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert sorted(x["key"] for x in lines) == ["1", "2", "3"]
+
+
+def test_resume_skips_done_items_and_a_fresh_run_starts_over(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    first = _runner(path)
+    first.resume(False)
+    first.run([1, 2], lambda i: Rec(key=str(i), value=i))
+    ran: list[int] = []
+
+    def work(i: int) -> Rec:
+        ran.append(i)
+        return Rec(key=str(i), value=i)
+
+    again = _runner(path)
+    again.resume(True)
+    assert again.pending([1, 2, 3]) == [3]
+    assert [r.value for r in again.run([1, 2, 3], work)] == [1, 2, 3]
+    assert ran == [3]
+    fresh = _runner(path)
+    fresh.resume(False)
+    assert not path.exists() and fresh.pending([1, 2]) == [1, 2]
+
+
+def test_a_result_seen_twice_is_logged_once(tmp_path: Path) -> None:
+    class Twice:  # an executor that hands one item's result back twice (a rerun after a lost node)
+        name, remote = "twice", False
+
+        def map_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> Iterator[Any]:
+            for item in items:
+                yield fn(item)
+                yield fn(item)
+
+        def close(self) -> None:
+            return None
+
+    runner = _runner(tmp_path / "results.jsonl", Twice())
+    runner.resume(False)
+    done: list[str] = []
+    runner.run([1, 2], lambda i: Rec(key=str(i), value=i), on_done=lambda r: done.append(r.key))
+    assert done == ["1", "2"]
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_crash_mid_run_keeps_what_finished(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    runner = _runner(path)
+    runner.resume(False)
+
+    def work(i: int) -> Rec:
+        if i == 3:
+            raise RuntimeError("driver lost")
+        return Rec(key=str(i), value=i)
+
+    with pytest.raises(RuntimeError):
+        runner.run([1, 2, 3], work)
+    resumed = _runner(path)
+    resumed.resume(True)
+    assert resumed.pending([1, 2, 3]) == [3]
+
+
+def test_local_executor_runs_items_concurrently() -> None:
+    barrier = threading.Barrier(3, timeout=5)  # only passes when three items run at once
+
+    def work(i: int) -> int:
+        barrier.wait()
+        return i
+
+    assert sorted(LocalExecutor().map_unordered(work, [1, 2, 3], concurrency=3)) == [1, 2, 3]
+
+
+def _write_output(input_dir: Path, output_dir: Path, extra: str) -> Rec:
+    text = (input_dir / "in.txt").read_text()
+    (output_dir / "nested").mkdir()
+    (output_dir / "nested" / "out.txt").write_text(text.upper() + extra)
+    return Rec(key=input_dir.name, value=len(text), path=str(output_dir / "nested" / "out.txt"))
+
+
+def test_portable_work_runs_in_scratch_and_the_driver_lands_the_output(tmp_path: Path) -> None:
+    task = tmp_path / "task-a"
+    task.mkdir()
+    (task / "in.txt").write_text("hello")
+    out_dir = tmp_path / "run" / "trials" / "task-a__1"
+    job = ship("task-a#1", task, out_dir, "!")
+    delivery = PortableWork(_write_output)(job)
+    assert isinstance(delivery, Delivery)
+    assert not out_dir.exists()  # the worker wrote nothing into the run dir
+    rec = delivery.land(Rec)
+    assert rec.path == str(out_dir / "nested" / "out.txt")  # scratch paths turned into the driver's
+    assert (out_dir / "nested" / "out.txt").read_text() == "HELLO!"
+
+
+def test_ray_executor_without_ray_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    real = importlib.import_module
+
+    def no_ray(name: str, package: str | None = None) -> Any:
+        if name == "ray":
+            raise ImportError("No module named 'ray'")
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", no_ray)
+    with pytest.raises(UserInputError, match=r"autoenvscaling\[ray\]"):
+        get_executor(ExecutorConfig(kind="ray"))
+    assert isinstance(executors.get_executor(ExecutorConfig()), LocalExecutor)
