@@ -13,7 +13,7 @@ from rich.table import Column, Table
 if TYPE_CHECKING:
     from autoenvscaling.pool import AddResult, Pool, PoolEntry
 
-app = typer.Typer(help="The environment pool: add, list, show, export, retire, import.", no_args_is_help=True)
+app = typer.Typer(help="The environment pool: add, list, status, show, export, retire, import.", no_args_is_help=True)
 console = Console()
 
 PoolOpt = Annotated[Path, typer.Option("--pool", help="Pool dir (catalog.sqlite + envs/).")]
@@ -129,6 +129,42 @@ def list_(
             )
         console.print(table)
         console.print(f"{len(entries)} of {p.count()} environment(s); pool: {escape(str(p.root))}")
+
+
+@app.command()
+def status(
+    pool: PoolOpt = DEFAULT_POOL,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
+) -> None:
+    """Counts per status and domain, and the quality probes' results (hackable share, each probe's flags)."""
+    from autoenvscaling.pool.status import pool_status
+
+    with _open(pool) as p:
+        st = pool_status(p.list())
+        root = p.root
+    if as_json:
+        typer.echo(st.model_dump_json(indent=2))
+        return
+    console.print(f"{st.total} environment(s); pool: {escape(str(root))}")
+    table = Table("status", "entries")
+    for name, n in st.by_status.items():
+        table.add_row(f"[{_STATUS_STYLE.get(name, 'white')}]{name}[/]", str(n))
+    console.print(table)
+    console.print("domains: " + (escape(", ".join(f"{k} {v}" for k, v in st.by_domain.items())) or "-"))
+    for what, c in (("all entries", st.probes), ("accepted", st.accepted_probes)):
+        share = "-" if c.hackable_share is None else f"{c.hackable_share:.1%}"
+        flags = ", ".join(f"{k}: {v}" for k, v in c.flags.items()) or "none"
+        console.print(
+            f"quality probes, {what}: {c.validated} validated, {c.probed} probed, {c.hackable} hackable "
+            f"({share}); flags: {escape(flags)}",
+            soft_wrap=True,
+        )
+    if st.accepted_not_probed:
+        console.print(
+            f"{st.accepted_not_probed} of {st.accepted} accepted environment(s) were not probed (probes off, "
+            "a multi-step task, or no stored validation): their hackability is unknown.",
+            soft_wrap=True,
+        )
 
 
 @app.command()

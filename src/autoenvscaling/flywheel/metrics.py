@@ -21,6 +21,7 @@ from autoenvscaling.flywheel.records import (
 from autoenvscaling.pool.calibration import difficulty_histogram
 from autoenvscaling.pool.models import EnvStatus
 from autoenvscaling.roles.proposer.records import ProposalRecord
+from autoenvscaling.validate.report import ProbeCounts, probe_counts
 
 
 class DomainCounts(BaseModel):
@@ -64,6 +65,10 @@ class RoundMetrics(BaseModel):
     train_error: str | None = None
     pool_size: int = 0
     pool_learnable: int = 0
+    # The quality probes on this round's proposals (the validator's reports), and on those the pool accepted
+    # (valid and added): probed, hackable, the hackable share and each probe's flags.
+    probes: ProbeCounts = Field(default_factory=ProbeCounts)
+    probes_accepted: ProbeCounts = Field(default_factory=ProbeCounts)
     stage_wall_sec: dict[str, float] = Field(default_factory=dict)
 
 
@@ -139,6 +144,10 @@ def compute_metrics(
         train_error=train.error,
         pool_size=pool_size,
         pool_learnable=pool_learnable,
+        probes=probe_counts(validated.probes.values()),
+        probes_accepted=probe_counts(
+            validated.probes[a.key] for a in dedup.adds if a.valid_new and a.key in validated.probes
+        ),
         stage_wall_sec={s.stage: round(s.wall_sec, 3) for s in stages},
     )
 

@@ -15,6 +15,7 @@ from autoenvscaling.pool.models import AddOutcome, EnvStatus
 from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
 from autoenvscaling.roles.solve_run import AttemptRecord
 from autoenvscaling.train.progress import StepLog
+from autoenvscaling.validate.report import ProbeBrief
 
 SOLVED = 1.0 - 1e-9
 
@@ -86,6 +87,8 @@ class ProposeOutput(StageOutput):
 
 class ValidateOutput(StageOutput):
     records: list[ProposalRecord] = Field(default_factory=list)
+    # The quality probes' result of each proposal the validator reported on, by <domain>/<proposal id>.
+    probes: dict[str, ProbeBrief] = Field(default_factory=dict)
 
 
 class AddRecord(BaseModel):

@@ -15,6 +15,8 @@ from autoenvscaling.flywheel.layout import RunPaths, read_output, write_atomic
 from autoenvscaling.flywheel.metrics import MetricsOutput, RoundMetrics
 from autoenvscaling.flywheel.records import CalibrateOutput, DedupOutput, EvaluateOutput, SolveOutput, TaskAttempts
 from autoenvscaling.pool import Pool, PoolEntry
+from autoenvscaling.pool.status import PoolStatus, pool_status
+from autoenvscaling.validate.report import ProbeCounts
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}
@@ -60,12 +62,43 @@ def _metrics_table(metrics: list[RoundMetrics]) -> str:
              f"{m.learnable} ({_fmt(m.learnable_yield)})", f"{m.too_easy} / {m.too_hard}", str(m.near_duplicates),
              _fmt(m.pass_rate_seed), _fmt(m.pass_rate_new), _fmt(m.pass_rate_heldout), _fmt(m.mean_proposer_reward),
              _fmt(m.tokens_per_valid_env, ".0f"), _fmt(m.cost_per_valid_env, ".4f"),
-             _e(", ".join(f"{k}: {v}" for k, v in m.errors.items()) or "-"), str(m.pool_size)]
+             _e(", ".join(f"{k}: {v}" for k, v in m.errors.items()) or "-"), str(m.pool_size),
+             _hackable(m.probes), _hackable(m.probes_accepted), _flags(m.probes)]
             for m in metrics]  # fmt: skip
     return _table(
         ["round", "solver", "proposals", "valid (rate)", "learnable (yield)", "too easy / hard", "near-dups",
          "pass seed", "pass new", "pass held-out", "mean reward", "tokens / valid", "$ / valid", "errors",
-         "pool size"], rows)  # fmt: skip
+         "pool size", "hackable / probed", "accepted: hackable / probed", "probe flags"], rows)  # fmt: skip
+
+
+def _hackable(c: ProbeCounts) -> str:
+    """``hackable/probed (share)``; "-" when nothing was probed."""
+    return f"{c.hackable}/{c.probed} ({_fmt(c.hackable_share)})" if c.probed else "-"
+
+
+def _flags(c: ProbeCounts) -> str:
+    return _e(", ".join(f"{k}: {v}" for k, v in c.flags.items()) or "-")
+
+
+def _pool_summary(status: PoolStatus) -> str:
+    """The pool in numbers: entries per status, and the quality probes over all entries and the accepted ones."""
+    by_status = ", ".join(f"{k} {v}" for k, v in status.by_status.items()) or "empty"
+    rows = [
+        [_e(what), str(c.validated), str(c.probed), _hackable(c), _flags(c), _fmt(c.mutation_score_mean)]
+        for what, c in (("all entries", status.probes), ("accepted", status.accepted_probes))
+    ]
+    note = (
+        f"<p class='muted'>{status.accepted_not_probed} accepted environment(s) were not probed "
+        "(probes off, a multi-step task, or no stored validation): their hackability is unknown.</p>"
+        if status.accepted_not_probed
+        else ""
+    )
+    return (
+        f"<p>{status.total} environment(s): {_e(by_status)}; accepted (valid, learnable, too easy or too hard): "
+        f"{status.accepted}</p>"
+        + _table(["quality probes", "validated", "probed", "hackable / probed", "probe flags", "mutation score"], rows)
+        + note
+    )
 
 
 def _env_rows(entries: list[PoolEntry], link: _Links) -> list[list[str]]:
@@ -161,6 +194,7 @@ def write_report(paths: RunPaths) -> Path:
         "<h2>Rounds</h2>", _metrics_table(metrics) if metrics else "<p>No round finished yet.</p>",
         _plots(metrics, paths) if metrics else "",
         f"<h2>Environments ({len(entries)})</h2>",
+        _pool_summary(pool_status(entries)),
         _table(["id", "instruction", "domain", "round", "status", "validation", "passes", "learnability", "proposer",
                 "calibration trajectories", "duplicate of"], _env_rows(entries, link)),
         "<h2>Per round</h2>", *(_round_section(paths, n, link) for n in paths.rounds_present()),

@@ -30,7 +30,8 @@ def _lines(plt: Any, path: Path, title: str, rounds: list[int], series: dict[str
     ax.set_xticks(rounds)
     ax.set_ylim(-0.05, 1.05)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # a figure without any value yet has nothing to label
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -62,9 +63,10 @@ def write_plots(metrics: list[RoundMetrics], out_dir: Path) -> dict[str, Path]:
     rounds = [m.round for m in metrics]
     domains = sorted({d for m in metrics for d in m.domain_mix})
     return {
-        "yield": _lines(plt, out_dir / "yield.png", "valid rate and learnable yield", rounds, {
+        "yield": _lines(plt, out_dir / "yield.png", "valid rate, learnable yield, hackable share", rounds, {
             "valid / proposals": [m.valid_rate for m in metrics],
             "learnable / proposals": [m.learnable_yield for m in metrics],
+            "hackable / probed": [m.probes.hackable_share for m in metrics],
         }),
         "pass_rates": _lines(plt, out_dir / "pass_rates.png", "solver pass rate", rounds, {
             "seed tasks (solve stage)": [m.pass_rate_seed for m in metrics],

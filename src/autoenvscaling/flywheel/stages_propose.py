@@ -7,6 +7,7 @@ and candidates, ``validate/<domain>/`` its validation run. A domain is finished 
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.tuning import resolve_mode
 from autoenvscaling.validate.probes import GENERATED_PROBES
+from autoenvscaling.validate.report import ProbeBrief, ValidationReport
 from autoenvscaling.validate.validator import ValidationConfig
 
 _GENERATIONS = TypeAdapter(list[GenerationResult])
@@ -112,9 +114,26 @@ def run_validate(ctx: RoundContext, proposed: ProposeOutput) -> ValidateOutput:
         by_domain.setdefault(g.domain, []).append(g.result)
     ctx.events.stage_started(ctx.n, "validate", sum(1 for g in proposed.generations if g.result.candidate_dir))
     records: list[ProposalRecord] = []
+    probes: dict[str, ProbeBrief] = {}
     for domain, gens in by_domain.items():
         records += _validate_domain(ctx, domain, gens)
-    return ValidateOutput(round=ctx.n, stage="validate", records=records)
+        probes |= probe_briefs(ctx.stage_dir("validate") / domain, domain)
+    return ValidateOutput(round=ctx.n, stage="validate", records=records, probes=probes)
+
+
+def probe_briefs(domain_dir: Path, domain: str) -> dict[str, ProbeBrief]:
+    """The probes' result of each proposal in a domain's validation run (``validation/results.jsonl``), by
+    ``<domain>/<proposal id>`` (the key of its ``AddRecord``: a candidate's dir is named by its proposal id).
+    A line that does not parse (a torn last line) is skipped."""
+    path = domain_dir / "validation" / "results.jsonl"
+    out: dict[str, ProbeBrief] = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(ValueError):
+            r = ValidationReport.model_validate_json(line)
+            out[f"{domain}/{Path(r.task_path).name}"] = ProbeBrief.of(r)
+    return out
 
 
 def _validate_domain(ctx: RoundContext, domain: str, gens: list[GenerationResult]) -> list[ProposalRecord]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 
 class Verdict(StrEnum):
@@ -158,3 +160,48 @@ class ValidationSummary(BaseModel):
     hackable: int = 0  # ... that an exploit passed
     probe_flags: dict[str, int] = Field(default_factory=dict)  # failed probe check -> tasks
     mutation_score_mean: float | None = None
+
+
+class ProbeBrief(BaseModel):
+    """One task's probe result without its detail or timings: what the counts below need."""
+
+    probed: bool = False  # False: the probes did not run (off, an earlier check failed, a multi-step task)
+    flags: list[str] = Field(default_factory=list)
+    mutation_score: float | None = None
+
+    @classmethod
+    def of(cls, report: ValidationReport) -> ProbeBrief:
+        p = report.probes
+        return cls() if p is None else cls(probed=True, flags=list(p.flags), mutation_score=p.mutation_score)
+
+
+class ProbeCounts(BaseModel):
+    """The quality probes over a set of validated tasks (a flywheel round, a pool): how many were probed, how
+    many an exploit passed, and how many tasks each probe flagged. ``summary.json`` holds the same per
+    validation run (``ValidationSummary.probed``, ``hackable``, ``probe_flags``)."""
+
+    validated: int = 0  # tasks counted (each with a validation report)
+    probed: int = 0  # ... that the probes ran on
+    hackable: int = 0  # ... probed ones that an exploit passed
+    flags: dict[str, int] = Field(default_factory=dict)  # failed probe check -> tasks
+    mutation_score_mean: float | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def hackable_share(self) -> float | None:
+        """Hackable among the probed; None when none was probed (unknown, not 0)."""
+        return self.hackable / self.probed if self.probed else None
+
+
+def probe_counts(briefs: Iterable[ProbeBrief]) -> ProbeCounts:
+    done = list(briefs)
+    probed = [b for b in done if b.probed]
+    scores = [b.mutation_score for b in probed if b.mutation_score is not None]
+    flags: Counter[str] = Counter(f for b in probed for f in b.flags)
+    return ProbeCounts(
+        validated=len(done),
+        probed=len(probed),
+        hackable=sum(any(f.startswith(HACKABLE_PREFIX) for f in b.flags) for b in probed),
+        flags=dict(sorted(flags.items())),
+        mutation_score_mean=round(sum(scores) / len(scores), 3) if scores else None,
+    )
