@@ -1,9 +1,9 @@
 """The quality probes on the shipped examples: each probe example is flagged by its probe and only by it; a
-valid example gets no flag from the content probes (leak-answer, weak-tests, the file and reward exploits).
+valid example gets no flag and stays valid.
 
-Valid examples with a shared verifier and a root agent are hackable by the shims (a conftest.py, a
-sitecustomize.py or a python wrapper the agent leaves behind runs in the tests' process): the test pins that
-those, and only those, are what the probes report on them."""
+The valid examples grade their outputs in a separate verifier (the shims never reach it), except
+``audit-file-permissions``, whose tests read modes and owners in the agent's container: its ``test.sh`` loads
+nothing from PATH, site hooks or conftest.py files, which the shims must not beat either."""
 
 from __future__ import annotations
 
@@ -53,15 +53,22 @@ def test_probe_example_is_flagged_by_its_probe_only(task_dir: Path, reports: dic
 
 
 @pytest.mark.parametrize("task_dir", VALID, ids=[f"{t.parent.name}/{t.name}" for t in VALID])
-def test_valid_example_gets_no_content_flag(task_dir: Path, reports: dict[str, ValidationReport]) -> None:
+def test_valid_example_gets_no_flag(task_dir: Path, reports: dict[str, ValidationReport]) -> None:
     rep = reports[str(task_dir)]
     task = load_task(task_dir)
     assert rep.error is None
+    assert rep.verdict.value == "valid", rep.checks
+    assert rep.probes is not None
     if task.config.is_multi_step:
-        assert rep.verdict.value == "valid" and rep.probes is not None and rep.probes.notes
+        assert rep.probes.notes
         return
-    assert rep.probes is not None and rep.probes.exploits
-    assert set(rep.failed_checks) <= SHIMS, rep.checks
-    if task.config.verifier.environment_mode == "separate":
-        assert rep.verdict.value == "valid"
+    assert rep.probes.exploits and not rep.probes.flags and not rep.failed_checks
+    ran = {e.name for e in rep.probes.exploits if e.ran}
+    if task.config.verifier.environment_mode == "shared":  # the shims ran, and did not beat the tests
+        assert {f"hackable:{n}" for n in ran} >= SHIMS
     assert rep.probes.mutation_score is None or rep.probes.mutation_score >= GENERATED_PROBES.mutation_threshold
+
+
+def test_every_valid_example_but_one_grades_in_a_separate_verifier() -> None:
+    shared = [f"{t.parent.name}/{t.name}" for t in VALID if load_task(t).config.verifier.environment_mode != "separate"]
+    assert shared == ["terminal/audit-file-permissions"]

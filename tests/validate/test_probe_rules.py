@@ -50,10 +50,11 @@ def test_selection_is_round_robin_and_capped() -> None:
 
 
 def test_exploits_target_the_named_files_and_skip_shims_for_a_separate_verifier() -> None:
-    shared = load_task(EXAMPLES / "terminal" / "ini-to-json")
-    assert "/app/config/app.ini" in named_paths(shared)
+    shared = load_task(EXAMPLES / "terminal" / "audit-file-permissions")  # the one valid example kept shared
+    assert shared.config.verifier.environment_mode == "shared"
+    assert "/srv/data" in named_paths(shared) and "/app/world_writable.txt" in named_paths(shared)
     assert all(not p.endswith("/") and not p.startswith("/logs/") for p in named_paths(shared))
-    assert "true" in instruction_strings(shared) or "8080" in instruction_strings(shared)
+    assert "LC_ALL=C sort" in instruction_strings(shared)
     assert all(e.script for e in exploits_for(shared))
 
     separate = load_task(EXAMPLES / "broken" / "accepts-empty-output")

@@ -30,9 +30,9 @@ TEST_SH = (
     "fi\n"
 )
 TASK_TOML = (
-    'schema_version = "1.4"\n\n[task]\nname = "autoenv/{slug}"\ndescription = "{description}"\n\n'
+    'schema_version = "1.4"\n{artifacts}\n[task]\nname = "autoenv/{slug}"\ndescription = "{description}"\n\n'
     '[metadata]\ndifficulty = "easy"\ncategory = "terminal"\ntags = ["flywheel-demo"]\n{extra}\n'
-    "[verifier]\ntimeout_sec = 60\n\n[agent]\ntimeout_sec = 120\n\n"
+    "[verifier]\ntimeout_sec = 60\n{verifier}\n[agent]\ntimeout_sec = 120\n\n"
     "[environment]\nbuild_timeout_sec = 300\ncpus = 1\nmemory_mb = 512\n"
 )
 
@@ -95,18 +95,26 @@ def bash(cmd: str, thought: str = "Next step.") -> str:
     return f"{thought}\n```bash\n{cmd}\n```"
 
 
-SHIPPED_META = (  # the shipped copies only: what a proposer writes carries neither line
-    'expected_verdict = "valid"\n\n[metadata.harbor.lint]\n'
-    "# Shared verifier on purpose: a separate one starts a second container per trial (~0.5 s here),\n"
-    "# which the examples' oracle runs would pay every time (docs/security.md, finding 6).\n"
-    'ignore = ["shared-verifier"]\n'
+SHIPPED_META = 'expected_verdict = "valid"\n'  # the shipped copies only: a proposal is not known valid
+# The shipped copies grade in a separate verifier (a fresh container holding only the output), so an agent
+# cannot reach the tests' process; the scripted proposer's drafts keep the shared default.
+SHIPPED_ARTIFACTS = (
+    '# The tests read only this file: a separate verifier gets it in a fresh container.\nartifacts = ["{out}"]\n'
 )
+SHIPPED_VERIFIER = 'environment_mode = "separate"\n'
 
 
-def files(slug: str) -> dict[str, str]:
+def files(slug: str, *, shipped: bool = True) -> dict[str, str]:
     desc, data_name, data, instruction, out, expected, solution, _ = TASKS[slug]
+    toml = TASK_TOML.format(
+        slug=slug,
+        description=desc,
+        artifacts=SHIPPED_ARTIFACTS.format(out=out) if shipped else "",
+        extra=SHIPPED_META if shipped else "",
+        verifier=SHIPPED_VERIFIER if shipped else "",
+    )
     return {
-        "task.toml": TASK_TOML.format(slug=slug, description=desc, extra=SHIPPED_META),
+        "task.toml": toml,
         "instruction.md": instruction,
         "environment/Dockerfile": DOCKERFILE.format(name=data_name),
         f"environment/{data_name}": data,
@@ -138,8 +146,7 @@ def workshop_write(slug: str) -> str:
     """One workshop command that turns the template draft into the task ``slug``."""
     t = "/workshop/task"
     parts = [f"rm -rf {t}/environment/* {t}/tests/* && mkdir -p {t}/environment {t}/solution {t}/tests"]
-    for rel, text in files(slug).items():
-        text = text.replace(SHIPPED_META, "")
+    for rel, text in files(slug, shipped=False).items():
         parts.append(f"cat > {t}/{rel} <<'EOF'\n{text}EOF")
     parts.append(f"chmod +x {t}/solution/solve.sh {t}/tests/test.sh")
     return "\n".join(parts)
