@@ -32,7 +32,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 echo "==> installing autoenvscaling into $VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q -e ".[dev,embedded,report,view,train]"  # train: torch==2.13.0 (CPU here), TRL, PEFT
+"$VENV/bin/python" -m pip install -q -e ".[dev,embedded,report,view,train,ray]"  # train: torch==2.13.0 (CPU here), TRL, PEFT; ray: the executor tests
 
 echo "==> base images"
 "$VENV/bin/autoenv" images bootstrap

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from autoenvscaling.errors import UserInputError
+
+if TYPE_CHECKING:
+    from autoenvscaling.execution.executors import Executor
 
 ImageAliasOpt = Annotated[
     list[str] | None,
@@ -18,6 +21,23 @@ AliasFileOpt = Annotated[
 ]
 BackendOpt = Annotated[str, typer.Option(help="Sandbox backend: docker, fake, or pkg.module:Class.")]
 RunsRootOpt = Annotated[Path, typer.Option(help="Where run directories are created.")]
+ExecutorOpt = Annotated[
+    str, typer.Option("--executor", help="local (threads here) or ray (one Ray task per trial; the `ray` extra).")
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option("--ray-address", help="With --executor ray: auto, HOST:PORT, or unset to start Ray on this machine."),
+]
+
+
+def make_executor(kind: str, ray_address: str | None, thread_name: str) -> Executor:
+    from autoenvscaling.execution.executors import ExecutorConfig, get_executor
+
+    if kind not in ("local", "ray"):
+        raise UserInputError(f"--executor {kind!r}: expected local or ray")
+    if ray_address is not None and kind != "ray":
+        raise UserInputError("--ray-address needs --executor ray")
+    return get_executor(ExecutorConfig(kind=kind, address=ray_address), thread_name=thread_name)  # type: ignore[arg-type]
 
 
 def preflight_docker(backend_name: str) -> None:

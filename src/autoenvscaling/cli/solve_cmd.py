@@ -15,8 +15,11 @@ from rich.table import Table
 from autoenvscaling.cli.common import (
     AliasFileOpt,
     BackendOpt,
+    ExecutorOpt,
     ImageAliasOpt,
+    RayAddressOpt,
     RunsRootOpt,
+    make_executor,
     preflight_docker,
     resolve_run_dir,
 )
@@ -40,6 +43,7 @@ def _agent_factory(
     concurrency: int,
     loop_cfg: dict[str, object],
     temperature: float | None,
+    remote: bool = False,
 ) -> Iterator[tuple[Callable[[], TrialAgent], dict[str, Any]]]:
     from autoenvscaling.verify.agents import NopAgent, OracleAgent
 
@@ -60,12 +64,17 @@ def _agent_factory(
     if temperature is not None:
         mcfg = mcfg.model_copy(update={"temperature": temperature})
     acfg = AgentConfig.model_validate(loop_cfg)
+    resolved = {
+        "agent": "llm",
+        "model": mcfg.model_dump(mode="json", exclude_none=True),
+        "loop": acfg.model_dump(mode="json"),
+    }
+    if remote:  # the workers open the model; nothing to open here
+        from autoenvscaling.roles.remote_solver import RemoteSolverFactory
+
+        yield RemoteSolverFactory(mcfg, acfg), resolved
+        return
     with open_model(mcfg) as m:
-        resolved = {
-            "agent": "llm",
-            "model": mcfg.model_dump(mode="json", exclude_none=True),
-            "loop": acfg.model_dump(mode="json"),
-        }
         yield (lambda: SolverAgent(m, acfg, provider=mcfg.provider)), resolved
 
 
@@ -87,6 +96,8 @@ def solve(
     image_alias: ImageAliasOpt = None,
     alias_file: AliasFileOpt = None,
     backend: BackendOpt = "docker",
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Run an agent on tasks: fresh sandbox per attempt, agent phase, Harbor verifier; a summary table."""
     from autoenvscaling.images.aliases import resolve_aliases
@@ -99,11 +110,17 @@ def solve(
     preflight_docker(backend)
     rdir = resolve_run_dir(runs_root, "solve", run_dir, resume)
     loop_cfg: dict[str, object] = {"max_turns": max_turns, "action_format": action_format}
-    with _agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature) as (factory, resolved):
+    runs_on = make_executor(executor, ray_address, "solve")
+    remote = runs_on.remote
+    with (
+        contextlib.closing(runs_on),
+        _agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature, remote) as (factory, resolved),
+    ):
         resolved.update(
             {
                 "attempts": attempts,
                 "concurrency": concurrency,
+                "executor": runs_on.name,
                 "image_aliases": aliases,
                 "tasks": [str(t) for t in task_dirs],
             }
@@ -116,6 +133,8 @@ def solve(
             concurrency=concurrency,
             aliases=aliases,
             resolved_config=resolved,
+            executor=runs_on,
+            backend_name=backend,
         )
         console.print(f"{agent} on {len(task_dirs)} task(s) x {attempts} attempt(s) -> [bold]{rdir}[/]")
         with Progress(

@@ -13,8 +13,11 @@ from rich.table import Table
 from autoenvscaling.cli.common import (
     AliasFileOpt,
     BackendOpt,
+    ExecutorOpt,
     ImageAliasOpt,
+    RayAddressOpt,
     RunsRootOpt,
+    make_executor,
     preflight_docker,
     resolve_run_dir,
 )
@@ -61,6 +64,8 @@ def validate(
             "--pass-env", help="A host variable ${VAR} in task env tables may use (repeatable; none by default)."
         ),
     ] = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Lint, build, check leakage, run the oracle K times and the nop agent; a verdict per task."""
     from autoenvscaling.images.aliases import resolve_aliases
@@ -75,6 +80,7 @@ def validate(
     aliases = resolve_aliases(image_alias, alias_file)
     preflight_docker(backend)
     rdir = resolve_run_dir(runs_root, "validate", run_dir, resume)
+    runs_on = make_executor(executor, ray_address, "validate")
     run = ValidationRun(
         rdir,
         get_backend(backend),
@@ -84,6 +90,8 @@ def validate(
         aliases=aliases,
         concurrency=concurrency,
         force_build=force_build,
+        executor=runs_on,
+        backend_name=backend,
     )
     console.print(f"validating {len(task_dirs)} task(s) -> [bold]{rdir}[/]")
     progress = Progress(
@@ -117,7 +125,10 @@ def validate(
             progress.advance(bar)
 
         before = len(task_dirs)
-        reports, summary = run.run(task_dirs, resume=resume, on_status=on_status, on_done=on_done)
+        try:
+            reports, summary = run.run(task_dirs, resume=resume, on_status=on_status, on_done=on_done)
+        finally:
+            runs_on.close()
         progress.update(bar, completed=before)
 
     columns = ["task", "verdict", "failed checks / error", "oracle", "nop"] + (["mutation"] if probes else [])

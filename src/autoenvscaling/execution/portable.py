@@ -2,7 +2,8 @@
 
 The driver wraps its work in ``PortableWork`` and sends ``Shipment``s. On the worker, the input dir is unpacked
 in a scratch dir under its own name, the work writes its output into a scratch copy of the output dir, and the
-result comes back as JSON with every scratch path turned into the driver's path, plus the output as an archive.
+result comes back as JSON with every scratch path turned into the driver's path (in the output's ``*.json`` files
+too), plus the output as an archive.
 ``Delivery.land`` (on the driver) writes the archive into the run dir and validates the record. So the driver
 stays the only writer of the run dir whether or not the nodes share a filesystem.
 """
@@ -43,6 +44,13 @@ def unpack_dir(data: bytes, dest: Path) -> None:
 def _json_str(path: Path | str) -> str:
     """``path`` as it appears inside a JSON string (escapes included)."""
     return json.dumps(str(path))[1:-1]
+
+
+def _moved(text: str, moves: list[tuple[Path, str]]) -> str:
+    """``text`` (JSON) with each scratch path replaced by the driver's path it stands for."""
+    for scratch, real in moves:
+        text = text.replace(_json_str(scratch), _json_str(real))
+    return text
 
 
 @dataclass(frozen=True)
@@ -89,9 +97,11 @@ class PortableWork(Generic[R]):
             unpack_dir(job.input_tar, input_dir)
             output_dir.mkdir(parents=True)
             record = self.fn(input_dir, output_dir, job.extra)
-            text = record.model_dump_json()
-            text = text.replace(_json_str(input_dir), _json_str(job.input_dir))
-            text = text.replace(_json_str(output_dir), _json_str(job.output_dir))
+            moves = [(input_dir, job.input_dir), (output_dir, job.output_dir)]
+            for path in output_dir.rglob("*.json"):  # result.json records its task's and its own path
+                if path.is_file() and not path.is_symlink():
+                    path.write_text(_moved(path.read_text(encoding="utf-8"), moves), encoding="utf-8")
+            text = _moved(record.model_dump_json(), moves)
             return Delivery(key=job.key, record_json=text, output_tar=pack_dir(output_dir), output_dir=job.output_dir)
 
 

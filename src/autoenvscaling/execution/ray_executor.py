@@ -73,8 +73,11 @@ class RayExecutor:
         ray = self.ray
         if not items:
             return
-        task = self._remote.options(
-            num_cpus=0, resources={self.config.resource: 1}, max_retries=self.config.max_retries
+        task = self._remote.options(  # SPREAD: trials go across nodes, not piled onto the driver's
+            num_cpus=0,
+            resources={self.config.resource: 1},
+            max_retries=self.config.max_retries,
+            scheduling_strategy="SPREAD",
         )
         fn_ref = ray.put(fn)  # shipped once, not once per task
         window = self.config.in_flight or max(2, int(2 * self.slots))

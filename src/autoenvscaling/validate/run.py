@@ -132,7 +132,8 @@ class ValidationRun:
         resolved = {
             "validation": self.config.model_dump(),
             "concurrency": self.concurrency,
-            "backend": self.backend.name,
+            "backend": self.backend_name,
+            "executor": self.executor.name if self.executor else "local",
             "image_aliases": self.aliases,
             "tasks": [str(t) for t in task_dirs],
         }
