@@ -4,6 +4,7 @@ proposer's feedback for a failed probe."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,15 @@ from autoenvscaling.roles.proposer.feedback import render_feedback
 from autoenvscaling.roles.proposer.workshop import TEMPLATE_DIR
 from autoenvscaling.tasks import load_task
 from autoenvscaling.validate import report as R
-from autoenvscaling.validate.exploits import exploits_for, instruction_strings, named_paths
+from autoenvscaling.validate.exploits import (
+    _WORK,
+    PLANT,
+    UNDO,
+    _plant_all,
+    exploits_for,
+    instruction_strings,
+    named_paths,
+)
 from autoenvscaling.validate.mutants import mutants_of, select_mutants
 from autoenvscaling.validate.probes import ProbeConfig, _is_graded
 from autoenvscaling.validate.run import summarize
@@ -121,3 +130,23 @@ def test_check_feedback_names_the_failed_probe(tmp_path: Path, check: str, said:
     assert not fb.passed and said in fb.problem
     assert fb.files and fb.files[0].startswith(file)
     assert R.describe_check(check) != check
+
+
+def _bash(script: str, work: Path) -> None:
+    subprocess.run(["bash", "-c", script.replace(_WORK, str(work))], check=True, capture_output=True, timeout=30)
+
+
+def test_undo_restores_every_file_an_exploit_replaced(tmp_path: Path) -> None:
+    """Each ``plant`` runs in a pipeline's subshell; two files replaced by one exploit must keep two backups
+    (they once shared one, and the undo wrote the second file's content into both)."""
+    files = {tmp_path / "app.py": "print('app')\n", tmp_path / "data.csv": "a,b\n1,2\n", tmp_path / "x": ""}
+    for path, text in files.items():
+        path.write_text(text)
+    new = tmp_path / "sub" / "dir" / "out.txt"
+    paths = [str(p) for p in files] + [str(new)]
+    for content in ("", "#!garbage\n"):
+        _bash(PLANT + _plant_all(paths, content), tmp_path / "work")
+        assert all(p.read_text() == content for p in files) and new.read_text() == content
+        _bash(UNDO, tmp_path / "work")
+        assert {p: p.read_text() for p in files} == files
+        assert not (tmp_path / "sub").exists() and not (tmp_path / "work").exists()
