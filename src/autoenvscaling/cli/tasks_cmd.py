@@ -14,7 +14,7 @@ from rich.table import Table
 if TYPE_CHECKING:
     from autoenvscaling.tasks.lint import Finding
 
-app = typer.Typer(help="Harbor task dirs: lint and show.", no_args_is_help=True)
+app = typer.Typer(help="Harbor task dirs: lint, judge and show.", no_args_is_help=True)
 console = Console()
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -56,6 +56,46 @@ def _print_findings(task_dir: Path, findings: list[Finding]) -> None:
         style = _SEVERITY_STYLE[f.severity]
         table.add_row(f"[{style}]{f.severity}[/]", f.rule, escape(where), escape(f.message))
     console.print(table)
+
+
+@app.command()
+def judge(
+    paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs containing task dirs.")],
+    model: Annotated[
+        str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")
+    ] = "embedded",
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")] = None,
+    blocking: Annotated[bool, typer.Option(help="Exit 1 when a criterion fails (default: advisory).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JudgeReport per line as JSON.")] = False,
+) -> None:
+    """Ask a model whether each task's instruction, tests and solution agree (the alignment rubric)."""
+    from autoenvscaling.llm.config import open_model, parse_model_arg
+    from autoenvscaling.roles.judge import CRITERIA, JudgeConfig, judge_task
+    from autoenvscaling.tasks.model import find_task_dirs, load_task
+
+    config = JudgeConfig(enabled=True, blocking=blocking)
+    failed = errors = 0
+    with open_model(parse_model_arg(model, base_url=base_url)) as m:
+        for task_dir in find_task_dirs(paths):
+            report = judge_task(load_task(task_dir), m, config)
+            failed += bool(report.flags)
+            errors += report.error is not None
+            if as_json:
+                typer.echo(report.model_dump_json())
+                continue
+            console.print(f"[bold]{escape(str(task_dir))}[/] ({escape(report.model)})")
+            if report.error:
+                console.print(f"  [red]error[/] {escape(report.error)}", soft_wrap=True)
+            for r in report.criteria:
+                style = {"pass": "green", "fail": "bold red"}.get(r.outcome, "dim")
+                why = f": {escape(r.explanation)}" if r.explanation and r.outcome == "fail" else ""
+                console.print(f"  [{style}]{r.outcome:14}[/] {r.id}{why}", soft_wrap=True)
+    if not as_json:
+        console.print(
+            f"{failed} task(s) with a failed criterion, {errors} without an answer; criteria: {len(CRITERIA)}"
+        )
+    if blocking and (failed or errors):
+        raise typer.Exit(1)
 
 
 @app.command()
