@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.execution import executors
 from autoenvscaling.execution.executors import ExecutorConfig, LocalExecutor, get_executor
-from autoenvscaling.execution.portable import Delivery, PortableWork, ship
+from autoenvscaling.execution.portable import Delivery, PortableWork, pack_dir, ship, unpack_dir
 from autoenvscaling.execution.rundir import ResultsLog
 from autoenvscaling.execution.runner import ItemRunner
 
@@ -149,3 +149,21 @@ def test_ray_executor_without_ray_is_a_one_line_error(monkeypatch: pytest.Monkey
     with pytest.raises(UserInputError, match=r"autoenvscaling\[ray\]"):
         get_executor(ExecutorConfig(kind="ray"))
     assert isinstance(executors.get_executor(ExecutorConfig()), LocalExecutor)
+
+
+def test_unpacking_stays_inside_its_directory(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "f.txt").write_text("x")
+    (src / "inside").symlink_to("sub/f.txt")
+    (src / "outside").symlink_to("/etc/passwd")
+    dest = tmp_path / "dest"
+    unpack_dir(pack_dir(src), dest)
+    assert (dest / "sub" / "f.txt").read_text() == "x" and (dest / "inside").read_text() == "x"
+    assert not (dest / "outside").exists() and not (dest / "outside").is_symlink()  # a link out is left out
+    with pytest.raises(ValueError, match="leaves its directory"):
+        unpack_dir((("../evil", "f", 0o644, b"x"),), dest)
+    (dest / "link").symlink_to(tmp_path)
+    with pytest.raises(ValueError, match="goes through a link"):
+        unpack_dir((("link/evil", "f", 0o644, b"x"),), dest)
+    assert not (tmp_path / "evil").exists()

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from autoenvscaling.execution.executors import Executor
-from autoenvscaling.execution.portable import Delivery, PortableWork, ship
+from autoenvscaling.execution.portable import Delivery, PortableWork, Shipper
 from autoenvscaling.execution.rundir import ResultsLog, write_atomic, write_resolved_config
 from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.sandbox.base import SandboxBackend
@@ -235,6 +235,7 @@ class SolveRun:
             if items.executor.remote:
                 for item in items.pending(jobs):
                     shutil.rmtree(trial_dir(item), ignore_errors=True)
+                ship = Shipper()
                 remote = PortableWork(
                     RemoteAttempt(self.backend_name, self.agent_factory, self.run_dir.name, self.aliases)
                 )
