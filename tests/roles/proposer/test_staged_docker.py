@@ -213,3 +213,14 @@ def test_a_blind_attempt_runs_under_the_reproduction_time_limit_not_the_tasks(
     meta = result["agent_result"]["metadata"]
     assert meta["exit_reason"] == "max_wall" and 2.5 < meta["wall_sec"] < 10
     assert result["verifier_result"]["rewards"] == {"reward": 0.0}
+
+
+def test_an_instruction_that_gives_the_command_away_is_rejected(tmp_path: Path, backend: DockerBackend) -> None:
+    given = (
+        "Count the requests with status 404: run grep -c ' 404$' /app/data/access.log and write the number to "
+        "/app/count404.txt."
+    )
+    record, _ = _run(tmp_path, backend, [json.dumps(IDEA), given, GOOD, OK], reproduce_attempts=0)
+    assert (record.verdict, record.failed_checks) == ("no-candidate", ["solution-in-instruction"])
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert log["guard"] == "solution-in-instruction" and "grep -c ' 404$'" in log["guard_detail"]

@@ -9,7 +9,7 @@ import pytest
 
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.novelty import grading_text
-from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json
+from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json, prose_of
 from autoenvscaling.roles.proposer.staged.episode import Decision
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.parents import copied_files, load_parent, parent_candidates, worked_example
@@ -31,7 +31,10 @@ from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
     findings_from_digest,
     looks_like_prose,
+    order_sentence,
+    solution_in_instruction,
     with_format_hint,
+    with_order_hint,
 )
 
 
@@ -263,3 +266,51 @@ def test_parents_with_long_solutions_are_left_out_unless_none_would_remain() -> 
     assert "ini-to-json" in [p.name for p in every] and "ini-to-json" not in [p.name for p in short]
     assert all(solution_lines(p) <= 12 for p in short) and short[0].name == "worked-example"
     assert [p.name for p in parent_candidates(domain, max_solution_lines=0)] == [p.name for p in every]
+
+
+def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
+    reply = "To select the files, run the command:\n```bash\nfind /srv/data -type f -perm -o+w\n```\nThat is all."
+    assert prose_of(reply) == "To select the files, run the command:\n\nThat is all."
+    assert prose_of("```\nCount the lines of /app/a.txt.\n```") == "Count the lines of /app/a.txt."
+    assert prose_of("Instruction:\nCount the lines.") == "Count the lines."
+
+
+SOLVE = "#!/bin/bash\nset -euo pipefail\nfind /srv/data -type f ! -user backup | sort > /app/out.txt\n"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "given"),
+    [
+        ("List the files: run find /srv/data -type f ! -user backup and save it to /app/out.txt.", True),
+        ("List the files; the command is `find   /srv/data -type f ! -user backup`.", True),
+        ("List the regular files under /srv/data not owned by backup, one path per line, into /app/out.txt.", False),
+        ("Use set -euo pipefail and sort the lines.", False),  # the script's set line is no command of the rule
+    ],
+)
+def test_an_instruction_must_not_hold_the_solutions_command(instruction: str, given: bool) -> None:
+    assert (solution_in_instruction(instruction, SOLVE) is not None) is given
+
+
+@pytest.mark.parametrize(
+    ("script", "sentence"),
+    [
+        (
+            "awk '{c[$4]++} END {for (s in c) print s, c[s]}' /app/data/a.log | sort -nr > /app/o.txt",
+            "sorted by the number at the start of each line, largest first.",
+        ),
+        (
+            "cut -d, -f2 /app/d.csv | sort | uniq -c | sort -t ',' -k2,2n > /app/o.txt",
+            "sorted by their second field (fields separated by `,`), as numbers, smallest first.",
+        ),
+        ("sort -u /app/data/names.txt > /app/o.txt", "sorted by the whole line, in byte order"),
+        ("sort -r -k 3 /app/data/names.txt > /app/o.txt", "sorted by their third field (fields separated by spaces),"),
+        ("grep x /app/data/a.log > /app/o.txt", None),
+        ("sort /app/data/a > /tmp/s\ngrep x /tmp/s > /app/o.txt", None),  # the writing line does not sort
+    ],
+)
+def test_the_order_of_a_sorted_output_is_said_in_words(script: str, sentence: str | None) -> None:
+    got = order_sentence(script, "/app/o.txt")
+    assert (got is None) if sentence is None else (got is not None and sentence in got), got
+    if sentence and "-u" in script:
+        assert got is not None and got.endswith("Each distinct line appears once.")
+    assert with_order_hint("Do it.", script, "/app/o.txt", "sorted_lines") == "Do it."  # order is not graded

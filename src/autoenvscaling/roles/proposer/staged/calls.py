@@ -17,6 +17,7 @@ from autoenvscaling.llm.base import Message, Model, ModelResponse, Sampling, Usa
 from autoenvscaling.roles.proposer import prompts
 
 _FENCE = re.compile(r"```[\w+-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_WHOLE_FENCE = re.compile(r"```[\w+-]*[ \t]*\n.*?(?:```|\Z)", re.DOTALL)
 _LABEL = re.compile(r"^\s*(?:#+\s*)?(?:instruction(?:\.md)?|solve\.sh|content)\s*:?\s*$", re.IGNORECASE)
 
 
@@ -46,6 +47,14 @@ def fenced_or_plain(text: str) -> str:
     body = m.group(1) if m else text
     lines = [ln for ln in body.strip("\n").splitlines() if not (not m and _LABEL.match(ln))]
     return "\n".join(lines).strip("\n")
+
+
+def prose_of(text: str) -> str:
+    """An instruction reply's prose: fenced blocks are code (a command in an instruction gives the task away),
+    so only the text around them counts, unless the reply is nothing but a fence (around prose, or code that
+    the prose check then refuses)."""
+    outside = re.sub(r"\n{3,}", "\n\n", _WHOLE_FENCE.sub("\n", text)).strip()
+    return fenced_or_plain(outside if outside else text)
 
 
 def parse_json(text: str, model: type[BaseModel]) -> BaseModel | None:

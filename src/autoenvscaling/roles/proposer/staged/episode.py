@@ -36,7 +36,7 @@ from autoenvscaling.roles.proposer.domain import DomainContext
 from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK
 from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
-from autoenvscaling.roles.proposer.staged.calls import StageCaller, fenced_or_plain, parse_json
+from autoenvscaling.roles.proposer.staged.calls import StageCaller, fenced_or_plain, parse_json, prose_of
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.parents import Parent
 from autoenvscaling.roles.proposer.staged.render import write_draft
@@ -56,6 +56,7 @@ from autoenvscaling.roles.proposer.staged.text import (
     ensure_output_named,
     looks_like_prose,
     slug,
+    solution_in_instruction,
 )
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
 from autoenvscaling.validate.validator import ValidationConfig
@@ -63,6 +64,7 @@ from autoenvscaling.validate.validator import ValidationConfig
 STAGED_AGENT = "autoenv-proposer-staged"
 IDEA_UNPARSEABLE = "idea-unparseable"
 ANSWER_IN_INSTRUCTION = "answer-in-instruction"
+SOLUTION_IN_INSTRUCTION = "solution-in-instruction"
 NO_SOLUTION = "no-working-solution"
 NOT_NEW = DUPLICATE_CHECK
 DEFAULT_OUTPUT = "/app/result.txt"
@@ -248,8 +250,8 @@ class Episode:
             reply = self.caller.ask(
                 "instruction", template, max_tokens=self.config.sampling.instruction_max_tokens, **variables
             )
-            text = fenced_or_plain(reply).strip()
-            if looks_like_prose(text):
+            text = prose_of(reply).strip()
+            if looks_like_prose(text) and not solution_in_instruction(text, self.files.solve_sh):
                 self.files.instruction = ensure_output_named(text, self.output)
                 return
         inputs = list(self.ctx.parent.inputs)

@@ -21,15 +21,18 @@ from autoenvscaling.roles.proposer.staged.episode import (
     IDEA_UNPARSEABLE,
     NO_SOLUTION,
     NOT_NEW,
+    SOLUTION_IN_INSTRUCTION,
     Episode,
     StagedContext,
 )
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles
 from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
+    solution_in_instruction,
     unnamed_references,
     with_format_hint,
     with_input_hint,
+    with_order_hint,
     with_references,
 )
 from autoenvscaling.sandbox.base import EngineUnavailableError, SandboxBackend
@@ -138,12 +141,19 @@ def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check:
         ep.caller.note("record", f"not recorded: {ANSWER_IN_INSTRUCTION}: {leak}")
         result.failed_checks = [ANSWER_IN_INSTRUCTION]
         return
+    given = solution_in_instruction(ep.files.instruction, ep.files.solve_sh)
+    if given:
+        ep.log.guard, ep.log.guard_detail = SOLUTION_IN_INSTRUCTION, given
+        ep.caller.note("record", f"not recorded: {SOLUTION_IN_INSTRUCTION}: {given}")
+        result.failed_checks = [SOLUTION_IN_INSTRUCTION]
+        return
     ep.log.recorded = True
     if ep.config.format_hint:
         text = with_references(
             ep.files.instruction, unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output)
         )
         text = with_input_hint(text, ep.inputs, ep.files.solve_sh)
+        text = with_order_hint(text, ep.files.solve_sh, ep.output, ep.compare)
         ep.files.instruction = with_format_hint(text, ep.output, recording.outputs, ep.compare)
     final = ep.write(ep.episode_dir / "final" / ep.task_id, expectations=expectations, expected=recording.outputs)
     ep.caller.note("record", "recorded: " + ", ".join(f"{e.path} ({e.compare})" for e in expectations))

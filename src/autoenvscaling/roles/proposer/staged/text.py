@@ -157,3 +157,85 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> 
     if not hints:
         return instruction
     return instruction.rstrip() + "\n" + "\n".join(hints)
+
+
+_REDIRECT_TAIL = re.compile(r"\s*(?:>>?|\|\s*tee(?:\s+-a)?)\s*\S+\s*$")
+
+
+def solution_in_instruction(instruction: str, solve_sh: str) -> str | None:
+    """Why the instruction gives the solution away, or None: a command of ``solve_sh`` (a line, or one stage of
+    a pipeline, 20+ characters, its output redirect dropped) appears in it verbatim."""
+    words = " ".join(instruction.split())
+    for line in solve_sh.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "set ", "export ")):
+            continue
+        command = " ".join(_REDIRECT_TAIL.sub("", line).split())
+        for piece in [command, *(" ".join(p.split()) for p in command.split("|"))]:
+            if len(piece) >= 20 and " " in piece and piece in words:
+                return f"the instruction contains the solution's command `{piece[:80]}`"
+    return None
+
+
+_ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+_SORT_STAGE = re.compile(r"(?:^|\|)\s*sort\b([^|>]*)")
+
+
+def _sort_flags(args: str) -> tuple[set[str], str | None, str | None]:
+    """(one-letter flags, the first -k field, the -t separator) of a ``sort`` command's arguments."""
+    flags: set[str] = set()
+    key = sep = None
+    tokens = args.split()
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i].strip("'\"")
+        if tok in ("-k", "-t") and i + 1 < len(tokens):
+            tok, i = tok + tokens[i + 1].strip("'\""), i + 1
+        if tok.startswith("-k"):
+            m = re.match(r"(\d+)(?:\.\d+)?(?:,\d+(?:\.\d+)?)?([a-zA-Z]*)", tok[2:])
+            if m:
+                key = key or m.group(1)
+                flags |= set(m.group(2))
+        elif tok.startswith("-t"):
+            sep = tok[2:] or None
+        elif tok.startswith("-") and not tok.startswith("--"):
+            flags |= set(tok[1:])
+        elif tok in ("--numeric-sort", "--general-numeric-sort"):
+            flags.add("n")
+        elif tok == "--reverse":
+            flags.add("r")
+        elif tok == "--unique":
+            flags.add("u")
+        i += 1
+    return flags, key, sep
+
+
+def order_sentence(solve_sh: str, output: str) -> str | None:
+    """What order ``sort`` leaves the output's lines in, said in words, from the script's last ``sort`` on the
+    line that writes ``output``; None when that line does not sort (the input's order, or a program's)."""
+    lines = [ln for ln in solve_sh.splitlines() if output in ln and not ln.lstrip().startswith("#")]
+    stages = _SORT_STAGE.findall(lines[-1]) if lines else []
+    if not stages:
+        return None
+    flags, key, sep = _sort_flags(stages[-1])
+    numeric = bool(flags & {"n", "g", "h"})
+    if key is None:
+        what = "by the number at the start of each line" if numeric else "by the whole line"
+    else:
+        field = _ORDINAL[int(key) - 1] if 0 < int(key) <= len(_ORDINAL) else f"number {key}"
+        split = f"fields separated by `{sep}`" if sep else "fields separated by spaces"
+        what = f"by their {field} field ({split})" + (", as numbers" if numeric else "")
+    if numeric:
+        way = "largest first" if "r" in flags else "smallest first"
+    else:
+        way = "in reverse character order" if "r" in flags else "in byte order (as `LC_ALL=C sort`)"
+    once = " Each distinct line appears once." if "u" in flags else ""
+    return f"The lines of {output} are sorted {what}, {way}.{once}"
+
+
+def with_order_hint(instruction: str, solve_sh: str, output: str, compare: Compare) -> str:
+    """The instruction plus the sentence of ``order_sentence`` when the comparison keeps the line order."""
+    if compare == "sorted_lines":
+        return instruction
+    sentence = order_sentence(solve_sh, output)
+    return f"{instruction.rstrip()}\n{sentence}" if sentence else instruction
