@@ -25,8 +25,7 @@ from autoenvscaling.export.chat import ChatMessage, sft_example, trajectory_mess
 from autoenvscaling.pool import Pool
 from autoenvscaling.pool.errors import OptionalDependencyError
 from autoenvscaling.pool.models import EnvStatus
-
-_SOLVED = 1.0 - 1e-9
+from autoenvscaling.verify.results import is_solved
 
 
 class SolverTrial(BaseModel):
@@ -93,7 +92,7 @@ def export_round(
 
     def sft() -> None:
         path = out_dir / "sft.jsonl"
-        solved = [t for t in solver_trials if t.reward is not None and t.reward >= _SOLVED]
+        solved = [t for t in solver_trials if is_solved(t.reward)]
         export.sft_examples = write_sft(path, solved, round_, export.notes)
         export.sft_path = str(path)
 

@@ -17,8 +17,6 @@ from autoenvscaling.roles.solve_run import AttemptRecord
 from autoenvscaling.train.progress import StepLog
 from autoenvscaling.validate.report import ProbeBrief
 
-SOLVED = 1.0 - 1e-9
-
 
 def utcnow() -> datetime:
     return datetime.now(UTC)

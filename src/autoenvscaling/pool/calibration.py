@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from autoenvscaling.pool.models import Calibration, CalibrationBand, EnvStatus
+from autoenvscaling.verify.results import is_solved
 
-SOLVED = 1.0 - 1e-9
 # Pass-rate bins of the difficulty histogram: exact 0 and exact 1 get their own bins (too hard / too easy).
 HISTOGRAM_BINS: tuple[tuple[str, float, float], ...] = (
     ("0", 0.0, 0.0),
@@ -37,7 +37,7 @@ def calibration_from_rewards(
         return None
     return Calibration(
         attempts=len(scored),
-        passes=sum(r >= SOLVED for r in scored),
+        passes=sum(is_solved(r) for r in scored),
         trial_dirs=list(trial_dirs),
         solver=solver,
     )

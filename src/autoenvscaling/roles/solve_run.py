@@ -35,10 +35,8 @@ from autoenvscaling.sandbox.registry import shared_backend
 from autoenvscaling.tasks import load_task
 from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
-from autoenvscaling.verify.results import TrialResult
+from autoenvscaling.verify.results import TrialResult, is_solved
 from autoenvscaling.verify.trial import TrialRunner
-
-_SOLVED = 1.0 - 1e-9
 
 
 class AttemptRecord(BaseModel):
@@ -59,7 +57,7 @@ class AttemptRecord(BaseModel):
 
     @property
     def solved(self) -> bool:
-        return self.reward is not None and self.reward >= _SOLVED
+        return is_solved(self.reward)
 
     @classmethod
     def from_trial(cls, task_path: Path, attempt: int, trial_dir: Path, res: TrialResult) -> AttemptRecord:

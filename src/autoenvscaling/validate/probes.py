@@ -41,7 +41,7 @@ from autoenvscaling.validate.exploits import FILE_EXPLOITS, PLANT, UNDO, exploit
 from autoenvscaling.validate.leakage import ImageIndex
 from autoenvscaling.validate.mutants import select_mutants
 from autoenvscaling.verify.errors import VerifierError
-from autoenvscaling.verify.results import scalar_reward
+from autoenvscaling.verify.results import is_solved, scalar_reward
 from autoenvscaling.verify.secrets import expand_env
 from autoenvscaling.verify.verifier import read_rewards
 
@@ -296,7 +296,7 @@ class ProbeRun:
                 reward = tests.reward()
             finally:
                 _write(self.sandbox, m.path, texts[m.path])
-            killed = reward is None or reward < 1.0 - _EPS
+            killed = not is_solved(reward)
             self.report.mutants.append(R.MutantResult(path=m.path, operator=m.operator, reward=reward, killed=killed))
         score = sum(m.killed for m in self.report.mutants) / len(self.report.mutants)
         self.report.mutation_score = round(score, 3)

@@ -20,7 +20,7 @@ from autoenvscaling.validate.probes import ProbeConfig, ProbeRun
 from autoenvscaling.verify.agents import NopAgent, OracleAgent, TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.errors import VerifierError
-from autoenvscaling.verify.results import TrialResult, utcnow
+from autoenvscaling.verify.results import TrialResult, is_solved, utcnow
 from autoenvscaling.verify.secrets import passed_env
 from autoenvscaling.verify.trial import TrialOptions, TrialRunner
 
@@ -204,7 +204,7 @@ class TaskValidator:
         rep.timings["oracle"] = time.perf_counter() - t
         if not rewards and not timed_out:
             return
-        passes = sum(r >= 1.0 - _REWARD_EPS for r in rewards)
+        passes = sum(is_solved(r) for r in rewards)
         detail = f"{passes}/{len(rewards)} runs scored 1 (rewards: {', '.join(f'{r:g}' for r in rewards)})"
         if timed_out:
             rep.checks.append(R.CheckResult(id=R.ORACLE_TIMEOUT, passed=False, detail=detail))

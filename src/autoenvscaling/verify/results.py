@@ -59,6 +59,14 @@ class AgentContext(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+SOLVED_REWARD = 1.0 - 1e-9  # the one "solved" threshold: a reward of 1, float noise allowed
+
+
+def is_solved(reward: float | None) -> bool:
+    """A trial is solved when its scalar reward (``scalar_reward``) is 1; an unscored trial is not."""
+    return reward is not None and reward >= SOLVED_REWARD
+
+
 def scalar_reward(rewards: Mapping[str, float]) -> float | None:
     """One number for a trial whose tests wrote several (``reward.json``), wherever one number is needed: the
     validator's oracle and nop checks, solve pass rates and pass@k, calibration.

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from autoenvscaling.agent.errors import TrajectoryError
 from autoenvscaling.agent.trajectory import Trajectory, read_trajectory
-from autoenvscaling.verify.results import TrialResult
+from autoenvscaling.verify.results import TrialResult, is_solved
 
 _MAX_COMMAND_CHARS = 200
 _MAX_ERROR_LINES = 3
@@ -27,7 +27,6 @@ _ERRORISH = re.compile(
 )
 _HEADER = re.compile(r"^(Exit code: -?\d+|The command timed out after .*|Output:|\(no output\))$")
 _LIMIT_REASONS = ("max_turns", "max_tokens", "max_wall", "max_cost", "format_errors")
-_SOLVED = 1.0 - 1e-9
 
 
 class FailedCommand(BaseModel):
@@ -55,7 +54,7 @@ class AttemptDigest(BaseModel):
 
     @property
     def solved(self) -> bool:
-        return self.reward is not None and self.reward >= _SOLVED
+        return is_solved(self.reward)
 
 
 def find_trial_dirs(path: Path) -> list[Path]:

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from autoenvscaling.llm.base import Usage
+from autoenvscaling.verify.results import is_solved
 
 Mode = Literal["staged", "agentic", "prompt", "prompt-recorded"]
 MODES: tuple[Mode, ...] = ("staged", "agentic", "prompt", "prompt-recorded")
@@ -64,7 +65,7 @@ class ValidationStats(BaseModel):
 
     @property
     def reproduced(self) -> bool:
-        return any(r is not None and r >= 1.0 - 1e-9 for r in self.reproduce_rewards)
+        return any(is_solved(r) for r in self.reproduce_rewards)
 
 
 class ProposalRecord(BaseModel):

@@ -19,9 +19,8 @@ from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.tasks import load_task
 from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
+from autoenvscaling.verify.results import is_solved
 from autoenvscaling.verify.trial import TrialRunner
-
-_SOLVED = 1.0 - 1e-9
 
 
 class Reproduction(BaseModel):
@@ -32,7 +31,7 @@ class Reproduction(BaseModel):
 
     @property
     def reproduced(self) -> bool:
-        return any(r is not None and r >= _SOLVED for r in self.rewards)
+        return any(is_solved(r) for r in self.rewards)
 
 
 def reproduce(
