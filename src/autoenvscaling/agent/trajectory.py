@@ -14,7 +14,6 @@ Layout of a run written by the agent loop::
 
 from __future__ import annotations
 
-import os
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from autoenvscaling.agent.errors import TrajectoryError
+from autoenvscaling.execution.rundir import write_atomic
 from autoenvscaling.llm.base import ModelResponse
 
 SCHEMA_VERSION = "ATIF-v1.8"
@@ -264,15 +264,14 @@ class TrajectoryRecorder:
     def finish(self, **extra: Any) -> Trajectory:
         """Record run-level facts (exit reason, wall time...) in ``extra`` and write the final file."""
         self.extra.update(extra)
-        return self.write()
+        return self.write(durable=True)
 
-    def write(self) -> Trajectory:
+    def write(self, *, durable: bool = False) -> Trajectory:
+        """Rewrite the file atomically (readers never see half of it); only the final write is fsynced, since a
+        crashed trial is redone from scratch anyway."""
         trajectory = self.trajectory()
         if self.path is not None:
-            # Same directory, then rename: readers never see a half-written file.
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(trajectory.model_dump_json(exclude_none=True, indent=2), encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, trajectory.model_dump_json(exclude_none=True, indent=2), durable=durable)
         return trajectory
 
 
@@ -298,7 +297,5 @@ def update_trajectory_extra(path: Path, **extra: Any) -> Trajectory:
     the file atomically. Writing the same facts again leaves the file as it was."""
     trajectory = read_trajectory(path)
     trajectory.extra = {**(trajectory.extra or {}), **extra}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(trajectory.model_dump_json(exclude_none=True, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, trajectory.model_dump_json(exclude_none=True, indent=2))
     return trajectory

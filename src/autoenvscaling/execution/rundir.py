@@ -32,18 +32,21 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None:
     """Write a sibling temp file, fsync it, rename it over ``path``, fsync the directory: after a crash readers
-    see the old file or the whole new one, and a finished write survives a power loss."""
+    see the old file or the whole new one, and a finished write survives a power loss. ``durable=False`` keeps
+    the first promise only (no fsync): for files rewritten many times whose last write is durable."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     with tmp.open("wb") as f:
         f.write(raw)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def new_run_id(prefix: str) -> str:
