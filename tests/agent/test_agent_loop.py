@@ -293,6 +293,22 @@ def test_a_command_repeated_at_once_is_not_run_again_and_the_next_reply_is_sampl
     assert len(repeated) == 1 and traj.extra is not None and traj.extra["repeated_commands"] == 1
 
 
+def test_a_reply_that_resends_its_plan_runs_its_first_block_that_never_ran(sandbox: Sandbox, tmp_path: Path) -> None:
+    plan = "\n".join(bash(c) for c in ("cat in.txt", "cat in.txt", "cat in.txt > out.txt", "cat out.txt"))
+    replies = [bash("printf 'b\\na\\n' > in.txt"), bash("cat in.txt"), plan, plan, plan, "submit"]
+    agent, model = make_agent(replies, sandbox, tmp_path)
+    agent.run("task")
+    assert sandbox.exec("cat out.txt").stdout == "b\na\n"
+    third, fourth, fifth = (model.calls[i][-1].content for i in (3, 4, 5))
+    assert "Your first ```bash block had run before" in third and "Only that ```bash block" in third
+    assert "The other 1 block was NOT run" in third  # only the blocks that never ran are counted
+    assert "had run before" in fourth and "b\na" in fourth and "NOT run" not in fourth
+    assert "had run before" not in fifth  # every block has run: the plan's first block runs as usual
+    traj = read_trajectory(tmp_path / "agent" / "trajectory.json")
+    ran = [s.tool_calls[0].arguments["command"] for s in traj.steps if s.extra and s.extra.get("first_block_repeated")]
+    assert ran == ["cat in.txt > out.txt", "cat out.txt"]
+
+
 def test_without_a_repeat_temperature_the_models_own_sampling_is_kept(sandbox: Sandbox) -> None:
     agent, model = make_agent(
         [bash("echo x >> log.txt"), bash("echo x >> log.txt"), "submit"], sandbox, repeat_temperature=None

@@ -38,6 +38,7 @@ class Action(BaseModel):
     deferred_submit: bool = False  # the reply also asked to submit; refused this turn
     skipped_calls: list[ToolCall] = Field(default_factory=list)  # other native calls of the reply, not run
     skipped_blocks: list[str] = Field(default_factory=list)  # other ```bash blocks of the reply, not run
+    first_block_repeated: bool = False  # the first block was the previous command: a later block ran instead
 
 
 class ActionFormat(Protocol):

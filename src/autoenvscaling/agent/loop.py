@@ -124,6 +124,7 @@ class Agent:
         self.commands_run = 0
         self._errors_in_a_row = 0
         self._last_command: str | None = None
+        self._ran: set[str] = set()  # every command run so far
         self._sampling: Sampling | None = None  # set for the one call after a repeated command
         self.repeats = 0
         self._reviewed = False
@@ -187,10 +188,18 @@ class Agent:
                 return
             self.record(response, action, [])
             raise Submitted(action.thought)
+        if action.skipped_blocks and action.command in self._ran:
+            # A small model re-sends its whole plan: its first block that never ran is the new step.
+            fresh = [b for b in action.skipped_blocks if b not in self._ran]
+            if fresh:
+                action = action.model_copy(
+                    update={"command": fresh[0], "skipped_blocks": fresh[1:], "first_block_repeated": True}
+                )
         if action.command == self._last_command:
             self.on_repeat(response, action)
             return
         self._last_command = action.command
+        self._ran.add(action.command)
         try:
             result = self.execute(action)
         except SandboxError as e:
@@ -260,6 +269,7 @@ class Agent:
             sandbox_truncated=result.truncated,
             skipped_commands=sum(c.name != "submit" for c in action.skipped_calls),
             skipped_blocks=len(action.skipped_blocks),
+            first_block_repeated=action.first_block_repeated,
             deferred_submit=action.deferred_submit,
         )
         self.add_feedback(text, action)
@@ -274,6 +284,8 @@ class Agent:
             extra["deferred_submit"] = True
         if action.skipped_blocks:
             extra["skipped_blocks"] = len(action.skipped_blocks)
+        if action.first_block_repeated:
+            extra["first_block_repeated"] = True
         self.record(response, action, results, extra=extra or None)
 
     def on_review(self, response: ModelResponse, action: Action) -> None:
