@@ -67,7 +67,7 @@ def _fmt(x: float | None, spec: str = ".2f") -> str:
 
 def _table(metrics: list[RoundMetrics]) -> Table:
     table = Table("round", "proposals", "valid", "learnable", "easy/hard", "pass new", "pass held-out",
-                  "tokens/valid", "errors", title="flywheel")  # fmt: skip
+                  "hackable/probed", "tokens/valid", "errors", title="flywheel")  # fmt: skip
     for m in metrics:
         table.add_row(
             str(m.round),
@@ -77,6 +77,7 @@ def _table(metrics: list[RoundMetrics]) -> Table:
             f"{m.too_easy}/{m.too_hard}",
             _fmt(m.pass_rate_new),
             _fmt(m.pass_rate_heldout),
+            f"{m.probes.hackable}/{m.probes.probed}" if m.probes.probed else "-",
             _fmt(m.tokens_per_valid_env, ".0f"),
             str(sum(m.errors.values())),
         )
