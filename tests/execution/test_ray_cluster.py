@@ -25,6 +25,7 @@ from ray.cluster_utils import Cluster
 
 from autoenvscaling.execution.executors import ExecutorConfig, LocalExecutor
 from autoenvscaling.execution.ray_executor import RayExecutor
+from autoenvscaling.flywheel.solving import solve_tasks
 from autoenvscaling.roles.solve_run import SolveRun
 from autoenvscaling.sandbox.fake_scored import NAME, ScoredFakeBackend, write_scored_task
 from autoenvscaling.validate.run import ValidationRun
@@ -94,6 +95,19 @@ def test_validate_and_solve_through_ray_match_local(cluster: Cluster, tmp_path: 
     for _, _, _, trial in rewards["ray"]:
         result = (tmp_path / "s-ray" / "trials" / trial / "result.json").read_text()
         assert "autoenv-work-" not in result and str(tmp_path / "s-ray" / "trials" / trial) in result
+
+
+def test_flywheel_attempts_through_ray_match_local(cluster: Cluster, tmp_path: Path) -> None:
+    items = [(p.name, p) for p in _tasks(tmp_path / "tasks")]
+    out = {}
+    for name, executor in [("local", None), ("ray", RayExecutor(ExecutorConfig(kind="ray")))]:
+        done = solve_tasks(
+            tmp_path / name, items, backend=ScoredFakeBackend(), agent_factory=OracleAgent, attempts=2,
+            executor=executor, backend_name=NAME,
+        )  # fmt: skip
+        out[name] = [(t.key, t.error, [a.reward for a in t.attempts]) for t in done]
+    assert out["ray"] == out["local"] == [("good", None, [1.0, 1.0]), ("nop-passes", None, [1.0, 1.0]),
+                                          ("oracle-fails", None, [0.0, 0.0])]  # fmt: skip
 
 
 def test_killed_driver_resumes_and_finishes(cluster: Cluster, tmp_path: Path) -> None:

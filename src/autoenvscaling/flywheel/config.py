@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from autoenvscaling.agent.loop import AgentConfig
 from autoenvscaling.errors import UserInputError
+from autoenvscaling.execution.executors import ExecutorConfig
 from autoenvscaling.llm.config import ModelConfig, parse_model_arg
 from autoenvscaling.pool.dedup import DedupConfig
 from autoenvscaling.pool.models import CalibrationBand
@@ -144,6 +145,11 @@ class FlywheelConfig(BaseModel):
     )
     counts: CountsConfig = Field(default_factory=CountsConfig)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
+    executor: ExecutorConfig = Field(
+        default_factory=ExecutorConfig,
+        description="where solver and calibration attempts run: local threads, or kind = 'ray' (one Ray task per "
+        "attempt; address, resource, max_retries); see docs/multi-node.md",
+    )
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     solver: AgentConfig = Field(default_factory=lambda: AgentConfig(max_turns=30, review_before_submit=True))
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from autoenvscaling.execution.executors import Executor, get_executor
 from autoenvscaling.flywheel.backend import RunBackend
 from autoenvscaling.flywheel.config import FlywheelConfig
 from autoenvscaling.flywheel.layout import RunPaths
@@ -17,6 +18,7 @@ from autoenvscaling.llm.base import Model
 from autoenvscaling.llm.config import ModelConfig, open_model
 from autoenvscaling.pool import Pool
 from autoenvscaling.roles.proposer.domain import DomainContext
+from autoenvscaling.roles.remote_solver import RemoteSolverFactory
 from autoenvscaling.roles.solver import SolverAgent
 from autoenvscaling.verify.agents import TrialAgent
 
@@ -68,9 +70,25 @@ class RoundContext:
 
     @contextmanager
     def solver_factory(self) -> Iterator[tuple[Callable[[], TrialAgent], str]]:
-        """A fresh solver model for one stage (a scripted model restarts its script), and its name."""
+        """A fresh solver model for one stage (a scripted model restarts its script), and its name. On Ray the
+        factory carries the model's config and each worker opens the model."""
+        if self.config.executor.kind != "local":
+            yield RemoteSolverFactory(self.solver, self.config.solver), self.solver.name or self.solver.provider
+            return
         with open_model(self.solver) as model:
             yield (lambda: SolverAgent(model, self.config.solver, provider=self.solver.provider)), model.name
+
+    @contextmanager
+    def executor(self) -> Iterator[Executor | None]:
+        """Where a stage's attempts run: None (the stage's own threads) or the configured remote executor."""
+        if self.config.executor.kind == "local":
+            yield None
+            return
+        executor = get_executor(self.config.executor)
+        try:
+            yield executor
+        finally:
+            executor.close()
 
     @contextmanager
     def proposer_model(self) -> Iterator[Model]:

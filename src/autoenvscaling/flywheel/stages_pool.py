@@ -124,7 +124,7 @@ def run_calibrate(ctx: RoundContext, dedup: DedupOutput) -> CalibrateOutput:
     band = ctx.config.calibration.band
     calibrations: dict[str, CalibrationRecord] = {}
     ctx.events.stage_started(ctx.n, "calibrate", len(items))
-    with ctx.solver_factory() as (factory, solver_name):
+    with ctx.solver_factory() as (factory, solver_name), ctx.executor() as executor:
 
         def on_task(t: TaskAttempts) -> None:
             calibrations[t.key] = _record_calibration(ctx, t, by_env[t.key], solver_name, band)
@@ -141,6 +141,8 @@ def run_calibrate(ctx: RoundContext, dedup: DedupOutput) -> CalibrateOutput:
             concurrency=ctx.config.concurrency.solve,
             aliases=ctx.config.image_aliases,
             on_task=on_task,
+            executor=executor,
+            backend_name=ctx.config.backend,
         )
     rewards = [_reward(a, calibrations.get(str(a.env_id))) for a in dedup.adds]
     for r in rewards:

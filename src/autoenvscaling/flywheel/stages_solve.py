@@ -36,7 +36,7 @@ def solve_items(ctx: RoundContext) -> list[tuple[str, Path]]:
 
 def _solve(ctx: RoundContext, stage: str, items: list[tuple[str, Path]], attempts: int) -> list[TaskAttempts]:
     ctx.events.stage_started(ctx.n, stage, len(items))
-    with ctx.solver_factory() as (factory, _name):
+    with ctx.solver_factory() as (factory, _name), ctx.executor() as executor:
         return solve_tasks(
             ctx.stage_dir(stage),
             items,
@@ -46,6 +46,8 @@ def _solve(ctx: RoundContext, stage: str, items: list[tuple[str, Path]], attempt
             concurrency=ctx.config.concurrency.solve,
             aliases=ctx.config.image_aliases,
             on_task=lambda t: ctx.events.advance(ctx.n, stage, _note(t)),
+            executor=executor,
+            backend_name=ctx.config.backend,
         )
 
 

@@ -44,8 +44,9 @@ class ScoredFakeBackend(FakeBackend):
 
     def __init__(self) -> None:
         super().__init__()
-        self.register(r"/solution/solve\.sh", lambda sb, _call: sb.write_file(_MARK, ""))
-        self.register(r"/tests/test\.sh", _test)
+        # runs of the scripts only, not the harness's `chmod ... /tests/test.sh` before them
+        self.register(r"^(?!chmod).*/solution/solve\.sh", lambda sb, _call: sb.write_file(_MARK, ""))
+        self.register(r"^(?!chmod).*/tests/test\.sh", _test)
         self.register(r"^find / -xdev .*; echo (\S+?)\$\{PIPESTATUS\[0\]\}", _empty_scan)
 
 
