@@ -26,10 +26,8 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from autoenvscaling.execution import rundir
-from autoenvscaling.execution.rundir import fresh_dir, write_atomic
+from autoenvscaling.execution.rundir import write_atomic
 from autoenvscaling.flywheel.records import StageOutput
-
-__all__ = ["OUTPUT", "STAGES", "RunPaths", "fresh_dir", "read_output", "run_lock", "write_atomic", "write_output"]
 
 STAGES = (
     "solve",

@@ -11,7 +11,8 @@ import os
 import tomllib
 from pathlib import Path
 
-from autoenvscaling.flywheel.layout import RunPaths, read_output, write_atomic
+from autoenvscaling.execution.rundir import write_atomic
+from autoenvscaling.flywheel.layout import RunPaths, read_output
 from autoenvscaling.flywheel.metrics import MetricsOutput, RoundMetrics
 from autoenvscaling.flywheel.records import CalibrateOutput, DedupOutput, EvaluateOutput, SolveOutput, TaskAttempts
 from autoenvscaling.pool import Pool, PoolEntry

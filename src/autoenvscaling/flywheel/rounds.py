@@ -21,13 +21,13 @@ import tomli_w
 from pydantic import ValidationError
 
 from autoenvscaling.errors import UserInputError
-from autoenvscaling.execution.rundir import new_run_id
+from autoenvscaling.execution.rundir import new_run_id, write_atomic
 from autoenvscaling.flywheel import crash
 from autoenvscaling.flywheel.backend import RunBackend
 from autoenvscaling.flywheel.config import FlywheelConfig, apply_overrides
 from autoenvscaling.flywheel.context import Events, NullEvents, RoundContext
 from autoenvscaling.flywheel.domains import resolve_domain
-from autoenvscaling.flywheel.layout import RunPaths, read_output, run_lock, write_atomic, write_output
+from autoenvscaling.flywheel.layout import RunPaths, read_output, run_lock, write_output
 from autoenvscaling.flywheel.metrics import MetricsOutput, RoundMetrics, compute_metrics
 from autoenvscaling.flywheel.records import (
     CalibrateOutput,

@@ -13,10 +13,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from autoenvscaling.execution.rundir import fresh_dir, write_atomic
 from autoenvscaling.flywheel.context import RoundContext
 from autoenvscaling.flywheel.crash import checkpoint
 from autoenvscaling.flywheel.domains import allocate
-from autoenvscaling.flywheel.layout import fresh_dir, write_atomic
 from autoenvscaling.flywheel.records import DigestOutput, Generation, ProposeOutput, ValidateOutput
 from autoenvscaling.llm.base import Message, Model, ModelError, ModelResponse, Sampling, ToolSpec
 from autoenvscaling.pool.models import EnvStatus

@@ -6,9 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from autoenvscaling.execution.rundir import fresh_dir
 from autoenvscaling.flywheel.context import RoundContext, slug
 from autoenvscaling.flywheel.domains import seed_tasks
-from autoenvscaling.flywheel.layout import fresh_dir, read_output
+from autoenvscaling.flywheel.layout import read_output
 from autoenvscaling.flywheel.records import (
     CalibrateOutput,
     DigestOutput,

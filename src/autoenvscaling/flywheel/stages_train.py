@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from autoenvscaling.execution.rundir import fresh_dir
 from autoenvscaling.export.round import ProposerEpisode, SolverTrial, export_round
 from autoenvscaling.flywheel.context import RoundContext
-from autoenvscaling.flywheel.layout import fresh_dir
 from autoenvscaling.flywheel.records import CalibrateOutput, ExportOutput, SolveOutput, TrainOutput
 from autoenvscaling.llm.config import ModelConfig
 

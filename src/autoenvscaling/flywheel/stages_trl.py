@@ -15,8 +15,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from autoenvscaling.errors import UserInputError
+from autoenvscaling.execution.rundir import fresh_dir
 from autoenvscaling.flywheel.context import RoundContext
-from autoenvscaling.flywheel.layout import fresh_dir
 from autoenvscaling.flywheel.records import ExportOutput, TrainOutput
 from autoenvscaling.llm.config import ModelConfig
 from autoenvscaling.llm.hf_model import resolve_hf_path
