@@ -270,7 +270,9 @@ def test_parents_with_long_solutions_are_left_out_unless_none_would_remain() -> 
 
 def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
     reply = "To select the files, run the command:\n```bash\nfind /srv/data -type f -perm -o+w\n```\nThat is all."
-    assert prose_of(reply) == "To select the files, run the command:\n\nThat is all."
+    assert prose_of(reply) == "To select the files.\n\nThat is all."
+    given = "Select lines of /app/a.log into /app/b.txt, you can use the following shell command:\n```sh\nx\n```"
+    assert prose_of(given) == "Select lines of /app/a.log into /app/b.txt."
     assert prose_of("```\nCount the lines of /app/a.txt.\n```") == "Count the lines of /app/a.txt."
     assert prose_of("Instruction:\nCount the lines.") == "Count the lines."
 

@@ -18,6 +18,12 @@ from autoenvscaling.roles.proposer import prompts
 
 _FENCE = re.compile(r"```[\w+-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _WHOLE_FENCE = re.compile(r"```[\w+-]*[ \t]*\n.*?(?:```|\Z)", re.DOTALL)
+# "..., you can use the following command:" in front of a code block that is left out
+_POINTER = re.compile(
+    r",?\s*(?:you can |simply |just )?(?:use|run|execute|try)\s+(?:the |this )?(?:following )?"
+    r"(?:shell |bash |awk |sh )?(?:command|script|code|one-liner)s?\s*:[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _LABEL = re.compile(r"^\s*(?:#+\s*)?(?:instruction(?:\.md)?|solve\.sh|content)\s*:?\s*$", re.IGNORECASE)
 
 
@@ -54,7 +60,9 @@ def prose_of(text: str) -> str:
     so only the text around them counts, unless the reply is nothing but a fence (around prose, or code that
     the prose check then refuses)."""
     outside = re.sub(r"\n{3,}", "\n\n", _WHOLE_FENCE.sub("\n", text)).strip()
-    return fenced_or_plain(outside if outside else text)
+    if not outside:
+        return fenced_or_plain(text)
+    return _POINTER.sub(".", fenced_or_plain(outside))
 
 
 def parse_json(text: str, model: type[BaseModel]) -> BaseModel | None:
