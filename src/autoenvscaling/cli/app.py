@@ -29,6 +29,9 @@ def _register() -> None:
     app.add_typer(model_cmd.app, name="model")
     validate_cmd.register(app)
     solve_cmd.register(app)
+    from autoenvscaling.cli import eval_cmd
+
+    eval_cmd.register(app)
     from autoenvscaling.cli import propose_cmd
 
     propose_cmd.register(app)

@@ -80,6 +80,13 @@ def _pass_rate(tasks: list[TaskAttempts]) -> float | None:
     return _rate(sum(t.passes for t in tasks), sum(t.scored for t in tasks))
 
 
+def _heldout_rate(evaluate: EvaluateOutput) -> float | None:
+    """pass@1 as ``autoenv eval`` reports it (the mean over tasks); outputs written before the report: pooled."""
+    if evaluate.report is not None:
+        return next((p.value for p in evaluate.report.pass_at if p.k == 1), None)
+    return _pass_rate(evaluate.tasks)
+
+
 def compute_metrics(
     n: int,
     solve: SolveOutput,
@@ -130,7 +137,7 @@ def compute_metrics(
         mean_proposer_reward=statistics.fmean(r.reward for r in calibrate.rewards) if calibrate.rewards else None,
         pass_rate_new=statistics.fmean(rates) if rates else None,
         pass_rate_seed=_pass_rate(solve.tasks),
-        pass_rate_heldout=_pass_rate(evaluate.tasks),
+        pass_rate_heldout=_heldout_rate(evaluate),
         difficulty_histogram=difficulty_histogram(rates),
         domain_mix=mix,
         proposer_tokens=tokens,

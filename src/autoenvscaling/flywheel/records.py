@@ -12,6 +12,7 @@ from autoenvscaling.export.round import RoundExport
 from autoenvscaling.llm.config import ModelConfig
 from autoenvscaling.pool.calibration import CalibrationRecord
 from autoenvscaling.pool.models import AddOutcome, EnvStatus
+from autoenvscaling.roles.evaluation import EvalReport
 from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
 from autoenvscaling.roles.solve_run import AttemptRecord
 from autoenvscaling.train.progress import StepLog
@@ -152,3 +153,4 @@ class TrainOutput(StageOutput):
 class EvaluateOutput(StageOutput):
     solver: str = ""
     tasks: list[TaskAttempts] = Field(default_factory=list)
+    report: EvalReport | None = None  # pass@k with intervals, as `autoenv eval` scores (also evaluate/eval.json)

@@ -19,8 +19,9 @@ from autoenvscaling.flywheel.records import (
 )
 from autoenvscaling.flywheel.solving import solve_tasks
 from autoenvscaling.pool.models import EnvStatus
+from autoenvscaling.roles.evaluation import REPORT_FILENAME, default_ks, eval_report, write_report
 from autoenvscaling.roles.proposer.digest import digest_trials, render_digest
-from autoenvscaling.tasks import find_task_dirs
+from autoenvscaling.tasks.dataset import dataset_task_dirs
 
 
 def solve_items(ctx: RoundContext) -> list[tuple[str, Path]]:
@@ -64,11 +65,36 @@ def run_solve(ctx: RoundContext) -> SolveOutput:
     return SolveOutput(round=ctx.n, stage="solve", solver=_model_name(ctx), tasks=tasks)
 
 
+def held_out_tasks(paths: list[Path]) -> list[Path]:
+    """The held-out task dirs: each path read as ``autoenv eval`` reads a dataset dir (a ``dataset.toml`` picks and
+    orders its tasks), duplicates dropped."""
+    found: list[Path] = []
+    for p in paths:
+        found += [t for t in dataset_task_dirs(p) if t not in found]
+    return found
+
+
 def run_evaluate(ctx: RoundContext) -> EvaluateOutput:
-    held_out = find_task_dirs(ctx.config.eval.tasks) if ctx.config.eval.tasks else []
+    """The held-out set, scored as ``autoenv eval`` scores a dataset (``roles.evaluation.eval_report``): the same
+    ``SolveRun`` attempts, pass@1 and pass@k (k = the configured attempts) with their intervals, in
+    ``evaluate/eval.json`` and the stage's output."""
+    held_out = held_out_tasks(ctx.config.eval.tasks)
     items = [(f"eval-{i:02d}-{slug(p.name)}", p) for i, p in enumerate(held_out)]
-    tasks = _solve(ctx, "evaluate", items, ctx.config.eval.attempts) if items else []
-    return EvaluateOutput(round=ctx.n, stage="evaluate", solver=_model_name(ctx), tasks=tasks)
+    attempts = ctx.config.eval.attempts
+    tasks = _solve(ctx, "evaluate", items, attempts) if items else []
+    report = None
+    if items:
+        report = eval_report(
+            [a for t in tasks for a in t.attempts],
+            [(str(p), p.name) for _, p in items],
+            default_ks(attempts),
+            attempts_per_task=attempts,
+        )
+        report.dataset = ", ".join(str(p) for p in ctx.config.eval.tasks)
+        report.run_dir, report.agent = str(ctx.stage_dir("evaluate")), _model_name(ctx)
+        report.notes += [f"{t.key}: not attempted ({t.error})" for t in tasks if t.error]
+        write_report(report, ctx.stage_dir("evaluate") / REPORT_FILENAME)
+    return EvaluateOutput(round=ctx.n, stage="evaluate", solver=_model_name(ctx), tasks=tasks, report=report)
 
 
 def _model_name(ctx: RoundContext) -> str:

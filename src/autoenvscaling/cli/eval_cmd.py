@@ -1,0 +1,162 @@
+"""`autoenv eval DATASET_DIR`: pass@1 / pass@k with confidence intervals of an agent on a Harbor dataset."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autoenvscaling.cli.common import (
+    AliasFileOpt,
+    BackendOpt,
+    ExecutorOpt,
+    ImageAliasOpt,
+    RayAddressOpt,
+    RunsRootOpt,
+    make_executor,
+    preflight_docker,
+    resolve_run_dir,
+)
+from autoenvscaling.cli.solve_cmd import _agent_factory
+from autoenvscaling.errors import UserInputError
+
+if TYPE_CHECKING:
+    from autoenvscaling.roles.evaluation import EvalReport, Interval
+    from autoenvscaling.roles.solve_run import AttemptRecord
+
+console = Console()
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def _ci(i: Interval | None) -> str:
+    return "-" if i is None else f"[{100 * i.low:.1f}, {100 * i.high:.1f}]"
+
+
+def eval_(
+    dataset: Annotated[Path, typer.Argument(help="A Harbor dataset dir: task dirs, optionally with dataset.toml.")],
+    model: Annotated[
+        str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")
+    ] = "embedded",
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")] = None,
+    agent: Annotated[str, typer.Option(help="llm (the model in the agent loop), oracle or nop.")] = "llm",
+    attempts: Annotated[int, typer.Option("--attempts", "-k", min=1, help="Attempts per task.")] = 1,
+    pass_at: Annotated[
+        list[int] | None, typer.Option("--pass-at", min=1, help="k of pass@k (repeatable; default 1, 2, 4.. and -k).")
+    ] = None,
+    confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")] = 0.95,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-n", min=1, help="Attempts at once.")] = 1,
+    max_turns: Annotated[int, typer.Option(min=1, help="Model calls per attempt.")] = 30,
+    action_format: Annotated[str, typer.Option(help="bash_block | tool_calls | json.")] = "bash_block",
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: server's).")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the latest (or --run-dir) eval run.")] = False,
+    run_dir: Annotated[Path | None, typer.Option(help="Run directory (default: runs/eval-<time>).")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report here.")] = None,
+    runs_root: RunsRootOpt = Path("runs"),
+    image_alias: ImageAliasOpt = None,
+    alias_file: AliasFileOpt = None,
+    backend: BackendOpt = "docker",
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+) -> None:
+    """Evaluate an agent on a Harbor dataset: attempts as `autoenv solve` makes them, then pass@k with intervals."""
+    from autoenvscaling.images.aliases import resolve_aliases
+    from autoenvscaling.roles.evaluation import default_ks, run_eval, write_report
+    from autoenvscaling.roles.solve_run import SolveRun
+    from autoenvscaling.sandbox.registry import get_backend
+    from autoenvscaling.tasks.dataset import dataset_task_dirs
+
+    task_dirs = dataset_task_dirs(dataset)
+    ks = sorted(set(pass_at)) if pass_at else default_ks(attempts)
+    if ks[-1] > attempts:
+        raise UserInputError(f"--pass-at {ks[-1]}: needs at least {ks[-1]} attempts per task (-k {ks[-1]})")
+    aliases = resolve_aliases(image_alias, alias_file)
+    preflight_docker(backend)
+    rdir = resolve_run_dir(runs_root, "eval", run_dir, resume)
+    loop_cfg: dict[str, object] = {"max_turns": max_turns, "action_format": action_format}
+    runs_on = make_executor(executor, ray_address, "eval")
+    with (
+        contextlib.closing(runs_on),
+        _agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature, runs_on.remote) as (
+            factory,
+            resolved,
+        ),
+    ):
+        resolved.update(
+            {
+                "dataset": str(dataset),
+                "attempts": attempts,
+                "pass_at": ks,
+                "confidence": confidence,
+                "concurrency": concurrency,
+                "executor": runs_on.name,
+                "image_aliases": aliases,
+                "tasks": [str(t) for t in task_dirs],
+            }
+        )
+        run = SolveRun(
+            rdir,
+            get_backend(backend),
+            factory,
+            attempts=attempts,
+            concurrency=concurrency,
+            aliases=aliases,
+            resolved_config=resolved,
+            executor=runs_on,
+            backend_name=backend,
+        )
+        label = model if agent == "llm" else agent
+        console.print(f"{escape(label)} on {len(task_dirs)} task(s) x {attempts} attempt(s) -> [bold]{rdir}[/]")
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        ) as progress:
+            bar = progress.add_task("attempts", total=len(task_dirs) * attempts)
+
+            def on_done(rec: AttemptRecord) -> None:
+                mark = "[red]error[/]" if rec.reward is None else f"reward {rec.reward:g}"
+                progress.console.print(f"  {escape(rec.task_name)} #{rec.attempt}: {mark}")
+                progress.advance(bar)
+
+            report = run_eval(
+                run, task_dirs, ks=ks, dataset=str(dataset), agent=label, resume=resume, confidence=confidence,
+                on_done=on_done,
+            )  # fmt: skip
+            progress.update(bar, completed=len(task_dirs) * attempts)
+    print_report(report)
+    if json_out is not None:
+        write_report(report, json_out)
+    console.print(f"report: {rdir}/eval.json" + (f" and {json_out}" if json_out else "") + f"  trials: {rdir}/trials/")
+
+
+def print_report(report: EvalReport) -> None:
+    """Terminal-Bench's layout: one row per task, then the dataset's score with its intervals."""
+    ks = [p.k for p in report.pass_at]
+    table = Table("task", "attempts", "errors", "solved", *(f"pass@{k}" for k in ks), "mean reward", title="eval")
+    for t in report.tasks:
+        table.add_row(
+            escape(t.task_name), str(t.attempts), str(t.errors), str(t.solved),
+            *(_pct(t.pass_at[str(k)]) for k in ks), "-" if t.mean_reward is None else f"{t.mean_reward:.3f}",
+        )  # fmt: skip
+    console.print(table)
+    level = f"{100 * report.confidence:g}%"
+    summary = Table("metric", "value %", f"{level} CI (bootstrap over tasks)", f"{level} CI (Wilson)", "tasks")
+    for p in report.pass_at:
+        summary.add_row(f"pass@{p.k}", _pct(p.value), _ci(p.bootstrap), _ci(p.wilson) if p.k == 1 else "", str(p.tasks))
+    console.print(summary)
+    console.print(
+        f"{len(report.tasks)} task(s), {report.attempts} attempt(s), {report.solved} solved, {report.errors} error(s)"
+    )
+    for note in report.notes:
+        console.print(f"[yellow]note[/] {escape(note)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_)
