@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from task_factory import MakeTask
 from typer.testing import CliRunner
 
@@ -68,3 +69,20 @@ def test_show_prints_the_summary(make_task: MakeTask) -> None:
         "Read /app/input.txt",
     ):
         assert expected in result.output
+
+
+def test_show_lists_each_step_of_a_multi_step_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    from autoenvscaling.cli import tasks_cmd
+
+    monkeypatch.setattr(tasks_cmd.console, "width", 260)
+    task = Path(__file__).resolve().parents[2] / "examples" / "harbor-kinds" / "multi-step"
+    result = runner.invoke(app, ["tasks", "show", str(task)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "not used (each step has its own)" in out and "2, reward: mean over the steps that ran" in out
+    import_row = next(line for line in out.splitlines() if " import " in line)
+    update_row = next(line for line in out.splitlines() if " update " in line)
+    assert "/app/sales-jan.csv" in import_row and "steps/import/solution/solve.sh" in import_row
+    assert "steps/import/tests/test_step.py" in import_row and "tests/test.sh" in import_row
+    assert "300 s / 60 s, separate" in import_row and import_row.rstrip(" │").endswith("1")
+    assert "sales-feb.csv, setup.sh" in update_row and "120 s / 60 s, separate" in update_row

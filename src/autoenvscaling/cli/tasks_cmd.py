@@ -13,6 +13,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from autoenvscaling.tasks.lint import Finding
+    from autoenvscaling.tasks.model import Task
 
 app = typer.Typer(help="Harbor task dirs: lint, judge and show.", no_args_is_help=True)
 console = Console()
@@ -100,12 +101,13 @@ def judge(
 
 @app.command()
 def show(path: Annotated[Path, typer.Argument(help="A task dir.")]) -> None:
-    """Print the parsed task.toml and what the task dir holds."""
+    """Print the parsed task.toml and what the task dir holds; a multi-step task's steps each with their own."""
     from autoenvscaling.tasks.model import load_task
 
     task = load_task(path)
     cfg, paths = task.config, task.paths
     env = cfg.environment
+    multi = bool(cfg.steps)
     rows: list[tuple[str, str]] = [
         ("name", task.display_name),
         ("dir", str(paths.root)),
@@ -115,19 +117,25 @@ def show(path: Annotated[Path, typer.Argument(help="A task dir.")]) -> None:
         ("tags", ", ".join(str(t) for t in cfg.metadata.get("tags", [])) or "-"),
         ("agent timeout", _seconds(cfg.agent.timeout_sec)),
         ("verifier timeout", _seconds(cfg.verifier.timeout_sec)),
+        ("verifier mode", cfg.verifier.environment_mode),
         ("build timeout", _seconds(env.build_timeout_sec)),
         ("image", env.docker_image or ("Dockerfile" if paths.dockerfile.is_file() else "-")),
         ("cpus / memory", f"{_or_dash(env.cpus)} / {_or_dash(env.memory_mb)} MB"),
         ("network", "on" if cfg.network_enabled else "off"),
         ("workdir", env.workdir or "(from Dockerfile)"),
         ("solution", "yes" if paths.solve_script.is_file() else "no"),
-        (
-            "tests",
-            ", ".join(sorted(p.name for p in paths.tests_dir.iterdir())) if paths.tests_dir.is_dir() else "-",
-        ),
-        ("steps", ", ".join(s.name for s in cfg.steps) or "-"),
-        ("instruction", _first_line(task.instruction)),
+        ("tests", _names(paths.tests_dir)),
     ]
+    if multi:
+        rows[-2:] = [
+            ("solution", "solution/solve.sh (the fallback of steps without their own)"
+             if paths.solve_script.is_file() else "- (each step has its own)"),
+            ("tests", f"{_names(paths.tests_dir)} (under every step's tests)"),
+            ("steps", f"{len(cfg.steps)}, reward: {cfg.multi_step_reward_strategy or 'mean'} over the steps that ran"),
+            ("instruction", "not used (each step has its own)"),
+        ]  # fmt: skip
+    else:
+        rows.append(("instruction", _first_line(task.instruction)))
     unknown = cfg.unknown_key_paths()
     if unknown:
         rows.append(("unknown keys", ", ".join(unknown)))
@@ -135,6 +143,41 @@ def show(path: Annotated[Path, typer.Argument(help="A task dir.")]) -> None:
     for key, value in rows:
         table.add_row(key, escape(value))
     console.print(table)
+    if multi:
+        console.print(_steps_table(task))
+
+
+def _steps_table(task: Task) -> Table:
+    """Each step as it runs (``tasks.steps``): its instruction, the solution and tests it gets, its settings."""
+    from autoenvscaling.tasks.steps import StepPaths, step_config
+
+    table = Table("#", "step", "instruction", "solution", "tests", "workdir", "agent / verifier", "min_reward",
+                  title="steps", title_justify="left")  # fmt: skip
+    for i, step in enumerate(task.config.steps, 1):
+        sp = StepPaths(task.paths.root, step=step.name)
+        cfg = step_config(task.config, step)
+        try:
+            instruction = _first_line(sp.instruction.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            instruction = "(missing)"
+        solve = sp.solution_dir / "solve.sh"
+        solution = solve.relative_to(sp.root).as_posix() if solve.is_file() else "-"
+        tests: dict[str, str] = {}
+        for d in sp.test_dirs:  # the step's files replace the task's of the same name, as uploaded
+            tests.update({p.name: p.relative_to(sp.root).as_posix() for p in sorted(d.iterdir())})
+        workdir = _names(sp.workdir_dir) if sp.workdir_dir.is_dir() else "-"
+        mr = step.min_reward
+        min_reward = "-" if mr is None else (f"{mr:g}" if isinstance(mr, int | float) else
+                                             ", ".join(f"{k} {v:g}" for k, v in mr.items()))  # fmt: skip
+        settings = (f"{_seconds(cfg.agent.timeout_sec)} / {_seconds(cfg.verifier.timeout_sec)}, "
+                    f"{cfg.verifier.environment_mode}")  # fmt: skip
+        table.add_row(str(i), escape(step.name), escape(instruction), escape(solution),
+                      escape(", ".join(tests.values()) or "-"), escape(workdir), settings, min_reward)  # fmt: skip
+    return table
+
+
+def _names(directory: Path) -> str:
+    return ", ".join(sorted(p.name for p in directory.iterdir())) if directory.is_dir() else "-"
 
 
 def _or_dash(value: float | None) -> str:
