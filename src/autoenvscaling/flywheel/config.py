@@ -147,8 +147,9 @@ class FlywheelConfig(BaseModel):
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
     executor: ExecutorConfig = Field(
         default_factory=ExecutorConfig,
-        description="where solver and calibration attempts run: local threads, or kind = 'ray' (one Ray task per "
-        "attempt; address, resource, max_retries); see docs/multi-node.md",
+        description="where solver, calibration and evaluation attempts and the candidates' validation run: local "
+        "threads, or kind = 'ray' (one Ray task per attempt or validation; address, resource, max_retries); see "
+        "docs/multi-node.md",
     )
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     solver: AgentConfig = Field(default_factory=lambda: AgentConfig(max_turns=30, review_before_submit=True))

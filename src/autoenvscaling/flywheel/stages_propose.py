@@ -157,8 +157,11 @@ def _validate_domain(ctx: RoundContext, domain: str, gens: list[GenerationResult
         ctx.events.message(f"{domain}/{gid}: blind solver {said} ({len(r.rewards)} attempts)")
 
     # The blind reproduction runs the round's solver: the model the environments are for.
-    with ctx.solver_factory() as (factory, _name):
-        run = ProposeRun(out, ctx.backend, _NoModel(), ctx.domains[domain], config, solver_factory=factory)
+    with ctx.solver_factory() as (factory, _name), ctx.executor() as executor:
+        run = ProposeRun(
+            out, ctx.backend, _NoModel(), ctx.domains[domain], config, solver_factory=factory,
+            executor=executor, backend_name=ctx.config.backend,
+        )  # fmt: skip
         records = run.validate(gens, on_validated, on_reproduced)
     write_atomic(done, _RECORDS.dump_json(records, indent=2).decode())
     return records

@@ -26,7 +26,7 @@ import tomli_w
 from pydantic import BaseModel, Field
 
 from autoenvscaling.agent.loop import AgentConfig
-from autoenvscaling.execution.executors import LocalExecutor
+from autoenvscaling.execution.executors import Executor, LocalExecutor
 from autoenvscaling.execution.rundir import ResultsLog, write_atomic
 from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.proposer.config import ProposerConfig
@@ -190,8 +190,13 @@ class ProposeRun:
         *,
         resolved_extra: dict[str, Any] | None = None,
         solver_factory: Callable[[], TrialAgent] | None = None,
+        executor: Executor | None = None,
+        backend_name: str | None = None,
     ) -> None:
+        """``executor``/``backend_name``: where the candidates' validation runs (see ``ValidationRun``)."""
         self.out_dir = out_dir
+        self.executor = executor
+        self.backend_name = backend_name
         self.backend = backend
         self.model = model
         self.domain = domain
@@ -376,6 +381,8 @@ class ProposeRun:
                 self.backend,
                 self.validation,
                 concurrency=self.config.validation_concurrency,
+                executor=self.executor,
+                backend_name=self.backend_name,
             )
             by_id = {g.id: g for g in generations}
             threshold = self.config.proposer.novelty_threshold
