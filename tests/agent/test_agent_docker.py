@@ -64,3 +64,16 @@ def test_wall_budget_caps_a_long_command(container: Sandbox) -> None:
     observation = agent.recorder.steps[-1].observation
     assert observation is not None and observation.results[0].extra is not None
     assert observation.results[0].extra["timed_out"] is True
+
+
+def test_preview_shows_the_first_lines_of_the_files_the_task_names(container: Sandbox) -> None:
+    container.exec("mkdir -p /tmp/pv && seq 1 9 > /tmp/pv/in.txt && printf 'a b\\n' > '/tmp/pv/two.txt'")
+    task = "Sum the numbers in /tmp/pv/in.txt and /tmp/pv/two.txt, write it to /tmp/pv/out.txt. See /etc/."
+    model = ScriptedModel(["submit", "submit"])
+    Agent(model, container, AgentConfig(preview_inputs=1, min_commands_before_submit=0)).run(task)
+    first = model.calls[0][1].content
+    assert "The files the task names start like this:\n$ head -n 5 /tmp/pv/in.txt\n1\n2\n3\n4\n5" in first
+    assert "two.txt\n" not in first and "out.txt\n" not in first  # over the limit; not there yet
+    model = ScriptedModel(["submit"])
+    Agent(model, container, AgentConfig(min_commands_before_submit=0)).run(task)
+    assert "start like this" not in model.calls[0][1].content  # off by default

@@ -9,6 +9,8 @@ failures, not task failures.
 
 from __future__ import annotations
 
+import re
+import shlex
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -39,6 +41,8 @@ _REVIEW = (
     "with the task, line by line: the exact format, and that every line that belongs there is there and nothing "
     "else. Fix what is wrong. When it is right, reply submit again."
 )
+_ABS_PATH = re.compile(r"(?<![\w./-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
+_PREVIEW_LINES = 5
 _REPEATED = (
     "Not run again: this is the same command as your previous reply, and its result would be the same (see the "
     "output above). Try a different command: look at the input files, fix what failed, or check your output."
@@ -66,6 +70,13 @@ class AgentConfig(BaseModel):
         default=False,
         description="answer the first submit with a request to print and check the output first (small models "
         "submit work they never looked at); the second submit ends the run",
+    )
+    preview_inputs: int = Field(
+        default=0,
+        ge=0,
+        le=8,
+        description="before the first call, show the first lines of up to this many existing files the task names "
+        "by absolute path (small models guess an input's format instead of looking); 0: off",
     )
     repeat_temperature: float | None = Field(
         default=1.0,
@@ -138,7 +149,7 @@ class Agent:
         if self.recorder.agent is None:
             self.recorder.set_agent(self.agent_info())
         self.add_message("system", self.render("system.j2"))
-        self.add_message("user", self.render("instance.j2", task=task_prompt))
+        self.add_message("user", self.render("instance.j2", task=task_prompt, preview=self.preview(task_prompt)))
         outcome: dict[str, Any] = {}
         try:
             exit_reason = outcome["exit_reason"] = self.loop()
@@ -161,6 +172,24 @@ class Agent:
             format_errors=self.format_errors,
             trajectory_path=self.recorder.path,
         )
+
+    def preview(self, task_prompt: str) -> str:
+        """The first lines of the existing files the task names (``preview_inputs``), as one shell run shows them;
+        empty when off, when none exists, or when the sandbox cannot run it (the agent then looks for itself)."""
+        paths = list(dict.fromkeys(m.group(1).rstrip(".,:;)") for m in _ABS_PATH.finditer(task_prompt)))
+        if not self.config.preview_inputs or not paths:
+            return ""
+        quoted = " ".join(shlex.quote(p) for p in paths[:16])
+        script = (
+            f'n=0; for f in {quoted}; do [ -f "$f" ] && [ -r "$f" ] || continue; '
+            f"n=$((n+1)); [ $n -gt {self.config.preview_inputs} ] && break; "
+            f'printf \'$ head -n {_PREVIEW_LINES} %s\\n\' "$f"; head -n {_PREVIEW_LINES} -- "$f" | cut -c1-200; done'
+        )
+        try:
+            result = self.sandbox.exec(script, timeout=10)
+        except SandboxError:
+            return ""
+        return result.output.strip("\n") if result.exit_code == 0 and not result.timed_out else ""
 
     def loop(self) -> ExitReason:
         while True:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
 if TYPE_CHECKING:
     from autoenvscaling.tasks.lint import Finding
@@ -26,7 +26,8 @@ def lint(
     paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs holding task dirs.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON instead of tables.")] = False,
 ) -> None:
-    """Static checks (no Docker). Exits 1 when any finding is an error."""
+    """Static checks (no Docker). Exits 1 when any finding is an error. Each finding names the rule of Harbor 0.26's
+    `harbor lint` for the same problem where there is one (docs/harbor-support.md maps them all)."""
     from autoenvscaling.images.catalog import catalog_names
     from autoenvscaling.tasks.lint import lint_task
     from autoenvscaling.tasks.model import find_task_dirs
@@ -51,11 +52,19 @@ def _print_findings(task_dir: Path, findings: list[Finding]) -> None:
     if not findings:
         console.print(f"[green]ok[/] {title}")
         return
-    table = Table("severity", "rule", "where", "message", title=title, title_justify="left")
+    table = Table(
+        "severity",
+        Column("rule", no_wrap=True),
+        Column("harbor rule", no_wrap=True),
+        "where",
+        "message",
+        title=title,
+        title_justify="left",
+    )
     for f in findings:
         where = f.file if f.line is None else f"{f.file}:{f.line}"
         style = _SEVERITY_STYLE[f.severity]
-        table.add_row(f"[{style}]{f.severity}[/]", f.rule, escape(where), escape(f.message))
+        table.add_row(f"[{style}]{f.severity}[/]", f.rule, f.harbor or "-", escape(where), escape(f.message))
     console.print(table)
 
 

@@ -152,7 +152,9 @@ class FlywheelConfig(BaseModel):
         "docs/multi-node.md",
     )
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
-    solver: AgentConfig = Field(default_factory=lambda: AgentConfig(max_turns=30, review_before_submit=True))
+    solver: AgentConfig = Field(
+        default_factory=lambda: AgentConfig(max_turns=30, review_before_submit=True, preview_inputs=3)
+    )
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
