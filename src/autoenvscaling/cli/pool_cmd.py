@@ -225,15 +225,24 @@ def _print_entry(entry: PoolEntry) -> None:
 
 @app.command()
 def export(
-    dest: Annotated[Path, typer.Argument(help="Dataset dir to write (task dirs + dataset.json).")],
+    dest: Annotated[Path, typer.Argument(help="Dataset dir to write (task dirs, dataset.toml, dataset.json).")],
     pool: PoolOpt = DEFAULT_POOL,
     status: Annotated[list[str] | None, typer.Option(help="Statuses to export (repeatable).")] = None,
     parquet: Annotated[Path | None, typer.Option(help="Also write the catalog rows to this parquet file.")] = None,
+    name: Annotated[str, typer.Option(help="The dataset's org/name in dataset.toml.")] = "autoenv/pool",
 ) -> None:
-    """Write the matching environments as a Harbor dataset dir (default: learnable ones)."""
+    """Write the matching environments as a Harbor dataset dir (default: learnable ones) with Harbor's dataset.toml."""
+    from autoenvscaling.errors import UserInputError
+    from autoenvscaling.export.harbor_dataset import export_harbor_dataset
+    from autoenvscaling.tasks.dataset import DatasetInfo
+
     statuses = status or ["learnable"]
+    try:
+        DatasetInfo(name=name)
+    except ValueError as e:
+        raise UserInputError(f"--name {name!r}: expected org/name") from e
     with _open(pool) as p:
-        manifest = p.export_dataset(dest, status=statuses)
+        manifest = export_harbor_dataset(p, dest, statuses, name=name)
         console.print(f"exported {manifest.count} task dir(s) ({', '.join(statuses)}) to {escape(str(dest))}")
         if parquet is not None:
             p.export_parquet(parquet, status=statuses)

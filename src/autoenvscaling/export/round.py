@@ -1,7 +1,8 @@
 """A round's hand-off to trainers, in one dir::
 
     export/
-      dataset/                 the pool's learnable environments as a Harbor dataset (dataset.json + task dirs)
+      dataset/                 the pool's learnable environments as a Harbor dataset (task dirs, Harbor's
+                               dataset.toml with task digests, and our dataset.json)
       pool.parquet             every pool row (needs the ``report`` extra; skipped with a note without it)
       sft.jsonl                successful solver trajectories as chat messages with structured tool calls
       proposer_episodes.jsonl  each proposer episode with its learnability reward (and its messages)
@@ -22,6 +23,7 @@ from pydantic import BaseModel, Field
 from autoenvscaling.agent.errors import TrajectoryError
 from autoenvscaling.agent.trajectory import read_trajectory
 from autoenvscaling.export.chat import ChatMessage, sft_example, trajectory_messages
+from autoenvscaling.export.harbor_dataset import DEFAULT_ORG, export_harbor_dataset
 from autoenvscaling.pool import Pool
 from autoenvscaling.pool.errors import OptionalDependencyError
 from autoenvscaling.pool.models import EnvStatus
@@ -84,7 +86,13 @@ def export_round(
     export = RoundExport(export_dir=str(out_dir))
 
     def dataset() -> None:
-        manifest = pool.export_dataset(out_dir / "dataset", status=EnvStatus.LEARNABLE)
+        manifest = export_harbor_dataset(
+            pool,
+            out_dir / "dataset",
+            EnvStatus.LEARNABLE,
+            name=f"{DEFAULT_ORG}/round-{round_:03d}",
+            description=f"the learnable environments of the pool after flywheel round {round_}",
+        )
         export.dataset_dir, export.learnable = str(out_dir / "dataset"), manifest.count
 
     def parquet() -> None:

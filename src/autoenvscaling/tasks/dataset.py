@@ -16,8 +16,8 @@ The task digest follows Harbor's packager: SHA-256 over ``"<relative posix path>
 each published file in path order. Published files are ``task.toml``, ``instruction.md``, ``README.md`` and
 ``trajectory.json`` at the top, and every file under ``environment/``, ``tests/``, ``solution/`` and ``steps/``,
 less Harbor's default ignores (``__pycache__/``, ``*.pyc``, ``.DS_Store``, editor swap and backup files) and
-``.harborignore`` files. A task carrying its own ``.gitignore`` or ``.harborignore`` rules is hashed without them
-(``digest_caveat`` says so), so its digest can differ from Harbor's.
+``.harborignore`` files. The rules in a task's own ``.gitignore`` or ``.harborignore`` are not applied, so such a
+task's digest can differ from Harbor's (generated tasks carry neither).
 """
 
 from __future__ import annotations
@@ -138,13 +138,6 @@ def task_digest(task_dir: Path) -> str:
         inner = hashlib.sha256(f.read_bytes()).hexdigest()
         outer.update(f"{f.relative_to(root).as_posix()}\0{inner}\n".encode())
     return f"sha256:{outer.hexdigest()}"
-
-
-def digest_caveat(task_dir: Path) -> str | None:
-    """Why ``task_digest`` may differ from Harbor's for this task, or None."""
-    own = [p.relative_to(task_dir).as_posix() for p in [task_dir / ".gitignore", *task_dir.rglob(".harborignore")]]
-    own = [r for r in own if (task_dir / r).is_file()]
-    return f"ignore rules not applied: {', '.join(own)}" if own else None
 
 
 def task_ref_name(task_dir: Path, org: str) -> str:

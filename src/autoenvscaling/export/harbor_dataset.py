@@ -1,0 +1,69 @@
+"""The pool's environments as a Harbor dataset dir, with Harbor's registry manifest next to our own::
+
+    dataset/
+      dataset.toml     Harbor 0.26's manifest: [dataset] name, then one [[tasks]] name + digest per task dir
+      dataset.json     ours: where each task came from (pool id, round, domain, pass rate)
+      <task>/          one Harbor task dir each
+
+``harbor run -p dataset/`` runs every task dir in it; ``harbor sync``/``harbor publish`` read ``dataset.toml``.
+Task names are the task's ``[task] name`` when it is ``org/name`` (and not already taken), else
+``<org>/<dir name>``; digests are Harbor's content digests (``tasks.dataset.task_digest``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from autoenvscaling.execution.rundir import write_atomic
+from autoenvscaling.pool import Pool
+from autoenvscaling.pool.catalog import StatusFilter
+from autoenvscaling.pool.models import DatasetManifest
+from autoenvscaling.tasks.dataset import (
+    MANIFEST_FILENAME,
+    DatasetInfo,
+    DatasetTaskRef,
+    HarborDatasetManifest,
+    task_digest,
+    task_ref_name,
+)
+
+DEFAULT_ORG = "autoenv"
+
+
+def harbor_manifest(
+    dataset_dir: Path, task_dirs: list[str], *, name: str, description: str = ""
+) -> HarborDatasetManifest:
+    """The manifest of ``task_dirs`` (names relative to ``dataset_dir``, in order)."""
+    org = name.split("/", 1)[0]
+    refs: list[DatasetTaskRef] = []
+    taken: set[str] = set()
+    for rel in task_dirs:
+        task_dir = dataset_dir / rel
+        ref_name, n = task_ref_name(task_dir, org), 1
+        while ref_name in taken:  # a [task] name two tasks share: the later ones by dir name
+            n += 1
+            ref_name = f"{org}/{_slug(rel)}" if n == 2 else f"{org}/{_slug(rel)}-{n}"
+        taken.add(ref_name)
+        refs.append(DatasetTaskRef(name=ref_name, digest=task_digest(task_dir)))
+    return HarborDatasetManifest(dataset=DatasetInfo(name=name, description=description), tasks=refs)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "task"
+
+
+def write_harbor_manifest(dataset_dir: Path, task_dirs: list[str], *, name: str, description: str = "") -> Path:
+    manifest = harbor_manifest(dataset_dir, task_dirs, name=name, description=description)
+    path = dataset_dir / MANIFEST_FILENAME
+    write_atomic(path, manifest.to_toml())
+    return path
+
+
+def export_harbor_dataset(
+    pool: Pool, dest: Path, status: StatusFilter, *, name: str, description: str = ""
+) -> DatasetManifest:
+    """``pool.export_dataset`` (task dirs + dataset.json), then Harbor's ``dataset.toml`` over the same task dirs."""
+    manifest = pool.export_dataset(dest, status=status)
+    write_harbor_manifest(dest, [t.path for t in manifest.tasks], name=name, description=description)
+    return manifest
