@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
+import os
 import re
 import tomllib
 from pathlib import Path
 
+import pytest
 from pool_tasks import write_task
 from typer.testing import CliRunner
 
@@ -40,7 +43,7 @@ def test_task_digest_is_harbors_content_hash(tmp_path: Path) -> None:
         "tests/m.pyc": "x",
         "solution/solve.sh.swp": "x",
         "environment/.DS_Store": "x",
-        "tests/.harborignore": "data/\n",
+        "tests/.harborignore": "# no rules\n",  # its rules are not applied (tasks/dataset.py)
     }
     for rel, text in files.items():
         (task / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -51,6 +54,18 @@ def test_task_digest_is_harbors_content_hash(tmp_path: Path) -> None:
     for rel in published:
         outer.update(f"{rel}\0{hashlib.sha256(files[rel].encode()).hexdigest()}\n".encode())
     assert task_digest(task) == f"sha256:{outer.hexdigest()}"
+
+
+@pytest.mark.skipif(not os.environ.get("AUTOENV_HARBOR_SRC"), reason="AUTOENV_HARBOR_SRC (Harbor's source) not set")
+def test_task_digest_equals_harbors_packager_on_the_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With Harbor's source at hand (AUTOENV_HARBOR_SRC=<dir holding the harbor package>), its own packager."""
+    monkeypatch.syspath_prepend(os.environ["AUTOENV_HARBOR_SRC"])
+    packager = importlib.import_module("harbor.publisher.packager").Packager
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    tasks = sorted(p.parent for p in examples.glob("*/*/task.toml"))
+    assert tasks
+    for task in tasks:
+        assert task_digest(task) == "sha256:" + packager.compute_content_hash(task)[0], task
 
 
 def _fill(pool: Pool, tasks_dir: Path) -> None:
