@@ -167,3 +167,9 @@ def test_unpacking_stays_inside_its_directory(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="goes through a link"):
         unpack_dir((("link/evil", "f", 0o644, b"x"),), dest)
     assert not (tmp_path / "evil").exists()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    (dest / "f.txt").symlink_to(outside)
+    unpack_dir((("f.txt", "f", 0o644, b"new"),), dest)
+    assert outside.read_text() == "keep" and not (dest / "f.txt").is_symlink()
+    assert (dest / "f.txt").read_text() == "new"

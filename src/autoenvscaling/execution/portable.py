@@ -56,34 +56,67 @@ def pack_dir(path: Path) -> Packed:
 
 
 def _inside(rel: str) -> bool:
-    return not os.path.isabs(rel) and ".." not in Path(rel).parts
+    return bool(rel) and not rel.startswith("/") and ".." not in rel.split("/")
+
+
+def _safe_parent(dest: str, rel: str, safe: set[str]) -> bool:
+    """No directory between ``dest`` and ``rel`` is a symlink (``safe``: directories already checked)."""
+    parent = rel.rpartition("/")[0]
+    todo: list[str] = []
+    while parent and parent not in safe:
+        todo.append(parent)
+        parent = parent.rpartition("/")[0]
+    if any(os.path.islink(os.path.join(dest, d)) for d in todo):
+        return False
+    safe.update(todo)
+    return True
 
 
 def unpack_dir(packed: Packed, dest: Path) -> None:
     """Write ``pack_dir``'s entries under ``dest`` (merged with what is there). Nothing lands outside ``dest``:
     a path with ``..`` or an absolute one is refused, a link that points out of ``dest`` is left out, and no
-    write goes through a link."""
+    write goes through a link. (String paths and one open per file: the driver runs this once per trial.)"""
     dest.mkdir(parents=True, exist_ok=True)
+    root = str(dest)
+    safe: set[str] = set()
     for rel, kind, mode, data in packed:
         if not _inside(rel):
             raise ValueError(f"packed entry {rel!r} leaves its directory")
-        target = dest / rel
-        if any((dest / p).is_symlink() for p in Path(rel).parents if str(p) != "."):
+        if not _safe_parent(root, rel, safe):
             raise ValueError(f"packed entry {rel!r} goes through a link")
+        target = os.path.join(root, rel)
         if kind == "d":
-            target.mkdir(mode=mode | 0o700, exist_ok=True)
+            try:
+                os.mkdir(target, mode | 0o700)
+            except FileExistsError:
+                if os.path.islink(target):
+                    raise ValueError(f"packed entry {rel!r} goes through a link") from None
         elif kind == "f":
-            if target.is_symlink():
-                target.unlink()
-            with open(target, "wb") as f:
-                f.write(data)
-            os.chmod(target, mode | 0o600)
+            _write_file(target, data, mode | 0o600)
         elif kind == "l":
             link = data.decode()
             if _inside(os.path.normpath(os.path.join(os.path.dirname(rel), link))):
-                if target.is_symlink() or target.exists():
-                    target.unlink()
+                if os.path.lexists(target):
+                    os.unlink(target)
                 os.symlink(link, target)
+
+
+def _write_file(target: str, data: bytes, mode: int) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+    try:
+        fd = os.open(target, flags, mode)
+    except OSError:  # a symlink (ELOOP) where the file goes: replace the link, never write through it
+        if not os.path.islink(target):
+            raise
+        os.unlink(target)
+        fd = os.open(target, flags, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _json_str(path: Path | str) -> str:
