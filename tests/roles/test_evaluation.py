@@ -65,6 +65,7 @@ def test_bootstrap_interval_is_reproducible_and_bounded() -> None:
 def test_report_scores_per_task_and_leaves_errors_out() -> None:
     records = [_rec("a", 1, 1.0), _rec("a", 2, 0.0), _rec("a", 3, 1.0), _rec("a", 4, None)]
     records += [_rec("b", i, 0.0) for i in range(1, 5)] + [_rec("c", i, None) for i in range(1, 5)]
+    records += [_rec("gone", 1, 1.0)]  # a task no longer in the dataset
     order = [("/d/a", "a"), ("/d/b", "b"), ("/d/c", "c")]
     report = eval_report(records, order, [1, 4, 3], attempts_per_task=4)
     a, b, c = report.tasks

@@ -23,7 +23,7 @@ from autoenvscaling.cli.common import (
     preflight_docker,
     resolve_run_dir,
 )
-from autoenvscaling.cli.solve_cmd import _agent_factory
+from autoenvscaling.cli.solve_cmd import agent_factory
 from autoenvscaling.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def eval_(
     runs_on = make_executor(executor, ray_address, "eval")
     with (
         contextlib.closing(runs_on),
-        _agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature, runs_on.remote) as (
+        agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature, runs_on.remote) as (
             factory,
             resolved,
         ),

@@ -36,7 +36,7 @@ def _fmt(x: float | None, spec: str = ".2f") -> str:
 
 
 @contextlib.contextmanager
-def _agent_factory(
+def agent_factory(
     agent: str,
     model: str,
     base_url: str | None,
@@ -114,7 +114,7 @@ def solve(
     remote = runs_on.remote
     with (
         contextlib.closing(runs_on),
-        _agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature, remote) as (factory, resolved),
+        agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature, remote) as (factory, resolved),
     ):
         resolved.update(
             {

@@ -102,10 +102,12 @@ def eval_report(
     confidence: float = 0.95,
     resamples: int = 2000,
 ) -> EvalReport:
-    """Score ``records``; ``task_order`` is ``(task_path, task_name)`` per task (a task without records counts)."""
+    """Score ``records``; ``task_order`` is ``(task_path, task_name)`` per task (a task without records is listed;
+    records of other tasks are left out)."""
     by_task: dict[str, list[AttemptRecord]] = {path: [] for path, _ in task_order}
+    records = [r for r in records if r.task_path in by_task]  # a task not in the dataset (now) does not count
     for r in records:
-        by_task.setdefault(r.task_path, []).append(r)
+        by_task[r.task_path].append(r)
     ks = sorted(set(ks))
     tasks: list[TaskEval] = []
     per_k: dict[int, list[float]] = {k: [] for k in ks}
