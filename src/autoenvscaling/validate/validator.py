@@ -41,7 +41,6 @@ class ValidationConfig(BaseModel):
     repeats: int = Field(default=3, ge=1, description="oracle runs in fresh containers; all must score 1")
     run_nop: bool = Field(default=True, description="run the do-nothing agent; it must score 0")
     check_leakage: bool = True
-    stop_on_build_failure: bool = True
     pass_env: list[str] = Field(
         default_factory=list, description="host variables ${VAR} in a task's env tables may expand to (none by default)"
     )
