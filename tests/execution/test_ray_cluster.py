@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray
-from ray.cluster_utils import Cluster
 
 from autoenvscaling.execution.executors import ExecutorConfig, LocalExecutor
 from autoenvscaling.execution.ray_executor import RayExecutor
@@ -31,6 +29,9 @@ from autoenvscaling.sandbox.fake_scored import NAME, ScoredFakeBackend, write_sc
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
 from autoenvscaling.verify.agents import OracleAgent
+
+ray = pytest.importorskip("ray", reason="the `ray` extra (make setup installs it)")
+from ray.cluster_utils import Cluster  # noqa: E402
 
 pytestmark = [
     pytest.mark.ray,
