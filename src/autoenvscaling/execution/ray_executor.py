@@ -49,6 +49,7 @@ class RayExecutor:
             self._connect()
         slots = float(self.ray.cluster_resources().get(config.resource, 0.0))
         if slots <= 0:
+            self.close()
             raise UserInputError(
                 f"no node of the Ray cluster declares the {config.resource!r} resource: start each node with "
                 f"`ray start ... --resources='{{\"{config.resource}\": N}}'` (N: trials it may run at once)"
