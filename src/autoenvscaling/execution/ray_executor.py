@@ -84,20 +84,26 @@ class RayExecutor:
         window = self.config.in_flight or max(2, int(2 * self.slots))
         todo = iter(items)
         pending: list[Any] = []
+        ready: list[Any] = []
         for item in todo:
             pending.append(task.remote(fn_ref, item))
             if len(pending) >= window:
                 break
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
-            if len(pending) > 0:  # every other finished one too, without waiting
-                more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
-                ready += more
-            for ref in ready:
-                yield self._get(ref)
-                nxt = next(todo, None)
-                if nxt is not None:
-                    pending.append(task.remote(fn_ref, nxt))
+        try:
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                if len(pending) > 0:  # every other finished one too, without waiting
+                    more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
+                    ready += more
+                while ready:
+                    result = self._get(ready.pop(0))
+                    nxt = next(todo, None)
+                    if nxt is not None:
+                        pending.append(task.remote(fn_ref, nxt))
+                    yield result
+        finally:  # the caller stopped (an error, Ctrl-C): what is still queued or running is not wanted
+            for ref in pending + ready:
+                ray.cancel(ref)
 
     def _get(self, ref: Any) -> Any:
         ray = self.ray
