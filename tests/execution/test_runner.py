@@ -114,6 +114,23 @@ def test_local_executor_runs_items_concurrently() -> None:
     assert sorted(LocalExecutor().map_unordered(work, [1, 2, 3], concurrency=3)) == [1, 2, 3]
 
 
+def test_after_an_error_items_not_started_are_not_run() -> None:
+    ran: list[int] = []
+    never = threading.Event()
+
+    def work(i: int) -> int:
+        ran.append(i)
+        if i == 2:
+            raise RuntimeError("boom")
+        if i == 3:  # still running when the error reaches the caller (the one worker thread took it next)
+            never.wait(2.0)
+        return i
+
+    with pytest.raises(RuntimeError, match="boom"):
+        list(LocalExecutor().map_unordered(work, [1, 2, 3, 4, 5], concurrency=1))
+    assert ran == [1, 2, 3]
+
+
 def _write_output(input_dir: Path, output_dir: Path, extra: str) -> Rec:
     text = (input_dir / "in.txt").read_text()
     (output_dir / "nested").mkdir()

@@ -63,10 +63,13 @@ class LocalExecutor:
     def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R]:
         if not items:
             return
-        with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix=self.thread_name) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix=self.thread_name)
+        try:
             futures = [pool.submit(fn, item) for item in items]
             for fut in as_completed(futures):
                 yield fut.result()
+        finally:  # the caller stopped (an error, Ctrl-C): items not started yet are not started
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
         return None
