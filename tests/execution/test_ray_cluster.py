@@ -1,8 +1,9 @@
 """The Ray executor on a real two-node cluster on this machine (``ray.cluster_utils.Cluster``).
 
 Same verdicts and rewards as the local executor; a worker node removed mid-run loses and duplicates nothing; a
-killed driver's run finishes on ``--resume``. Trials run on ``ScoredFakeBackend`` (no Docker): what is under
-test is the executor, the shipping of task and trial dirs, and the run dir's bookkeeping.
+killed driver's run finishes on ``--resume``. Most trials run on ``ScoredFakeBackend`` (no Docker): what is under
+test is the executor, the shipping of task and trial dirs, and the run dir's bookkeeping; one test validates and
+solves two of the examples on Docker through both executors.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from autoenvscaling.execution.executors import ExecutorConfig, LocalExecutor
 from autoenvscaling.execution.ray_executor import RayExecutor
 from autoenvscaling.flywheel.solving import solve_tasks
 from autoenvscaling.roles.solve_run import SolveRun
+from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.sandbox.fake_scored import NAME, ScoredFakeBackend, write_scored_task
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
@@ -168,3 +170,25 @@ def test_removing_a_worker_node_mid_run_loses_and_duplicates_nothing(cluster: Cl
     assert sorted(p.name for p in (run_dir / "trials").iterdir()) == sorted(
         f"t{i}__{a}" for i in range(4) for a in (1, 2, 3)
     )
+
+
+@pytest.mark.docker
+def test_examples_validated_and_solved_through_ray_match_local_on_docker(cluster: Cluster, tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples" / "terminal"
+    tasks = [examples / "log-error-summary", examples / "ini-to-json"]
+    ray_exec = RayExecutor(ExecutorConfig(kind="ray"))
+    seen: dict[str, Any] = {}
+    for name, executor in [("local", LocalExecutor()), ("ray", ray_exec)]:
+        backend = DockerBackend()
+        reports, _ = ValidationRun(
+            tmp_path / f"v-{name}", backend, ValidationConfig(repeats=1), executor=executor, backend_name="docker"
+        ).run(tasks)
+        records, _ = SolveRun(
+            tmp_path / f"s-{name}", backend, OracleAgent, executor=executor, backend_name="docker"
+        ).run(tasks)
+        seen[name] = (
+            [(r.task_path, r.verdict.value, r.failed_checks, [(t.agent, t.reward) for t in r.trials]) for r in reports],
+            [(r.task_path, r.attempt, r.reward) for r in records],
+        )
+    assert seen["ray"] == seen["local"]
+    assert [v[1] for v in seen["ray"][0]] == ["valid", "valid"] and [r[2] for r in seen["ray"][1]] == [1.0, 1.0]
