@@ -1,9 +1,11 @@
 """An ATIF trajectory as player steps; for a proposer episode also each ``check`` and the draft's diff.
 
-A proposer episode dir (``roles.proposer.episode``) keeps snapshots of the draft: ``start/starting-draft/``,
-``checks/<nn>/<task-id>/`` (one per ``check`` call, with ``feedback.txt`` and ``report.json``) and
-``final/<task-id>/``. The n-th step that ran ``check`` is shown with ``checks/<n>``'s result and the diff from the
-snapshot before it; the last step with the diff to the final draft.
+A staged proposer episode (a ``staged.json`` next to the trajectory) is read by ``staged_view``.
+
+An agentic (workshop) proposer episode dir (``roles.proposer.episode``) keeps snapshots of the draft:
+``start/starting-draft/``, ``checks/<nn>/<task-id>/`` (one per ``check`` call, with ``feedback.txt`` and
+``report.json``) and ``final/<task-id>/``. The n-th step that ran ``check`` is shown with ``checks/<n>``'s result and
+the diff from the snapshot before it; the last step with the diff to the final draft.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class StepView(BaseModel):
     cost_usd: float | None
     timestamp: str | None
     seconds: float | None  # since the previous step
+    stage: str | None = None  # a staged proposer episode: the stage this step belongs to (``extra.stage``)
+    harness: bool = False  # ... and whether the harness wrote it (what it ran and saw), not the model's prompt
     check: CheckView | None = None
     diff: list[FileDiff] | None = None
     diff_title: str = ""
@@ -103,6 +107,8 @@ def _step(step: Step, prev: Step | None) -> StepView:
     ]
     t0, t1 = _when(prev.timestamp if prev else None), _when(step.timestamp)
     m = step.metrics
+    extra = step.extra or {}
+    stage = extra.get("stage")
     return StepView(
         id=step.step_id,
         source=step.source,
@@ -115,6 +121,8 @@ def _step(step: Step, prev: Step | None) -> StepView:
         cost_usd=m.cost_usd if m else None,
         timestamp=step.timestamp,
         seconds=(t1 - t0).total_seconds() if t0 and t1 else None,
+        stage=stage if isinstance(stage, str) else None,
+        harness=extra.get("harness") is True,
     )
 
 
@@ -145,7 +153,7 @@ def draft_diff(before: Path | None, after: Path | None) -> list[FileDiff]:
     return diffs
 
 
-def _snapshot(d: Path) -> Path | None:
+def snapshot_of(d: Path) -> Path | None:
     """The task dir inside a check or final dir (the one subdir holding a task.toml or instruction.md)."""
     if not d.is_dir():
         return None
@@ -170,7 +178,7 @@ def _check(root: Root, episode: Path, n: int) -> tuple[CheckView, Path | None] |
         failed_checks=report.failed_checks if report else [],
         passed=passed,
     )
-    return view, _snapshot(d)
+    return view, snapshot_of(d)
 
 
 def _add_episode(root: Root, episode: Path, steps: list[StepView]) -> None:
@@ -187,7 +195,7 @@ def _add_episode(root: Root, episode: Path, steps: list[StepView]) -> None:
             if after is not None:
                 step.diff, step.diff_title = draft_diff(snapshot, after), f"draft at check {n}"
                 snapshot = after
-    final = _snapshot(episode / "final")
+    final = snapshot_of(episode / "final")
     agent_steps = [s for s in steps if s.source == "agent"]
     if final is not None and agent_steps and agent_steps[-1].diff is None:
         agent_steps[-1].diff, agent_steps[-1].diff_title = draft_diff(snapshot, final), "final draft"
@@ -199,7 +207,12 @@ def trajectory_view(root: Root, path: Path) -> TrajectoryView:
     steps = [_step(s, traj.steps[i - 1] if i else None) for i, s in enumerate(traj.steps)]
     episode = path.parent if (path.parent / "generation.json").is_file() else None
     if episode is not None:
-        _add_episode(root, episode, steps)
+        from autoenvscaling.view.staged_view import add_staged, is_staged
+
+        if is_staged(episode):
+            add_staged(root, episode, steps)
+        else:
+            _add_episode(root, episode, steps)
     fm = traj.final_metrics
     generation = read_model_dict(episode / "generation.json") if episode else {}
     return TrajectoryView(
