@@ -14,7 +14,7 @@ from autoenvscaling.flywheel.records import CalibrateOutput, DedupOutput
 from autoenvscaling.pool.models import PoolEntry
 from autoenvscaling.verify.results import TrialResult
 from autoenvscaling.view.files import PREVIEW_BYTES, Root, read_text
-from autoenvscaling.view.pool_read import children_of, flags_of, get_entry
+from autoenvscaling.view.pool_read import all_entries, flags_of, generation_label, get_entry
 from autoenvscaling.view.readers import CheckRow, read_model
 from autoenvscaling.view.runs import detect_kind
 
@@ -47,8 +47,15 @@ class HistoryRow(BaseModel):
     what: str
 
 
+class Namesake(BaseModel):
+    id: str
+    label: str
+
+
 class EnvView(BaseModel):
     entry: PoolEntry
+    generation: str  # which generation wrote it (names are not unique across runs and rounds)
+    same_name: list[Namesake]  # other entries of the pool with the same name
     flags: list[str]
     files: list[EnvFile]
     checks: list[CheckRow]
@@ -158,13 +165,16 @@ def env_view(root: Root, pool_dir: Path, env_id: str) -> EnvView | None:
 
     checks = [CheckRow(**c.model_dump(), description=describe_check(c.id)) for c in report.checks] if report else []
     cal = entry.calibration
+    others = [e for e in all_entries(pool_dir) if e.id != entry.id]
     return EnvView(
         entry=entry,
+        generation=generation_label(entry),
+        same_name=[Namesake(id=e.id, label=generation_label(e)) for e in others if e.name == entry.name],
         flags=sorted(flags_of(entry)),
         files=env_files(root, entry.path),
         checks=checks,
         attempts=[_attempt(root, t, run) for t in cal.trial_dirs] if cal else [],
         lineage=_lineage(root, pool_dir, entry, run),
         history=_history(run, entry.id) if run is not None else [],
-        children=children_of(pool_dir, entry.id),
+        children=[e for e in others if entry.id in e.lineage.parent_envs or e.duplicate_of == entry.id],
     )

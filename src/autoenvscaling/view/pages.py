@@ -73,7 +73,7 @@ def _run(v: Viewer, request: Request, path: Path) -> Response:
 
 
 def _pool(v: Viewer, request: Request, path: Path) -> Response:
-    from autoenvscaling.view.pool_read import FLAGS, PoolFilter, list_entries
+    from autoenvscaling.view.pool_read import PoolFilter, list_entries
 
     if not (path / "catalog.sqlite").is_file():
         raise HTTPException(404, f"not a pool (no catalog.sqlite): {v.root.rel(path)}")
@@ -92,11 +92,11 @@ def _pool(v: Viewer, request: Request, path: Path) -> Response:
         round=int(rnd) if rnd is not None else None,
         min_pass=num("min_pass", float),
         max_pass=num("max_pass", float),
-        flags=[x for x in qp.getlist("flag") if x in FLAGS],
+        flags=qp.getlist("flag")[:50],  # list_entries keeps the flags some entry can carry
         q=qp.get("q", ""),
     )
     listing = list_entries(path, f)
-    return v.render("pool.html", request, pool=path, f=f, listing=listing, flags=FLAGS, crumbs=crumbs(v.root, path))
+    return v.render("pool.html", request, pool=path, f=f, listing=listing, crumbs=crumbs(v.root, path))
 
 
 def _env(v: Viewer, request: Request, path: Path) -> Response:

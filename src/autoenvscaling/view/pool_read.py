@@ -1,5 +1,11 @@
 """The pool's catalog, read-only: a ``mode=ro`` SQLite connection (``Pool.open`` would migrate, recover and
-reindex, which a viewer must never do), entries filtered by domain, status, round, pass rate, flags and text."""
+reindex, which a viewer must never do), entries filtered by domain, status, round, pass rate, flags and text.
+
+Names are not unique (every run's proposer calls its first proposal ``prompt-000``), so pages name an entry by its
+pool id (its content hash's prefix) and show the name with the generation that wrote it (``generation_label``).
+Flags include the quality probes' results stored with each entry's validation report: ``hackable`` (an exploit
+passed the tests), ``unprobed`` (validated, but the probes did not run) and ``probe:<check>`` for each failed probe.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from pydantic import BaseModel
 
 from autoenvscaling.pool.models import EnvStatus, PoolEntry
 from autoenvscaling.pool.rows import COLUMNS, entry_from_row
+from autoenvscaling.validate.report import HACKABLE_PREFIX
 
 CATALOG = "catalog.sqlite"
 FLAGS = {
@@ -21,7 +28,10 @@ FLAGS = {
     "duplicate": "near-duplicate of another entry",
     "lint": "lint findings in its validation",
     "failed-checks": "failed validation checks",
+    "hackable": "quality probes: an exploit passed the tests",
+    "unprobed": "validated, but the quality probes did not run",
 }
+PROBE_PREFIX = "probe:"  # + a failed probe check (leak-answer, weak-tests, hackable:<exploit>)
 
 
 class PoolFilter(BaseModel):
@@ -85,7 +95,31 @@ def flags_of(e: PoolEntry) -> set[str]:
         flags.add("lint")
     if e.validation is not None and e.validation.failed_checks:
         flags.add("failed-checks")
+    if e.validation is not None:
+        probes = e.validation.probes
+        if probes is None:
+            flags.add("unprobed")
+        else:
+            flags.update(PROBE_PREFIX + f for f in probes.flags)
+            if any(f.startswith(HACKABLE_PREFIX) for f in probes.flags):
+                flags.add("hackable")
     return flags
+
+
+def flag_choices(entries: list[PoolEntry]) -> dict[str, str]:
+    """The fixed flags and every probe flag some entry carries, each with what it means."""
+    probes = sorted({f for e in entries for f in flags_of(e) if f.startswith(PROBE_PREFIX)})
+    return {**FLAGS, **{f: f"quality probe failed: {f.removeprefix(PROBE_PREFIX)}" for f in probes}}
+
+
+def generation_label(e: PoolEntry) -> str:
+    """Which generation wrote ``e``: its proposal id (the episode dir's name), round and run, as far as recorded."""
+    lin = e.lineage
+    parts: list[str] = [f"generation {Path(lin.proposer_episode).name}" if lin.proposer_episode else e.source]
+    parts.append(f"round {e.round}")
+    if lin.parent_run:
+        parts.append(f"run {lin.parent_run}")
+    return ", ".join(parts)
 
 
 def _matches(e: PoolEntry, f: PoolFilter) -> bool:
@@ -112,6 +146,10 @@ def _matches(e: PoolEntry, f: PoolFilter) -> bool:
 
 class PoolListing(BaseModel):
     entries: list[PoolEntry]
+    flags: dict[str, list[str]]  # id -> its flags, for the listed entries
+    labels: dict[str, str]  # id -> generation_label
+    shared_names: dict[str, int]  # names more than one entry of the pool has -> how many
+    flag_choices: dict[str, str]
     total: int
     domains: list[str]
     statuses: list[str]
@@ -120,17 +158,21 @@ class PoolListing(BaseModel):
 
 
 def list_entries(pool_dir: Path, f: PoolFilter) -> PoolListing:
+    """The entries ``f`` matches; a flag no entry could carry is dropped from ``f`` (``f.flags`` is updated)."""
     entries = all_entries(pool_dir)
+    choices = flag_choices(entries)
+    f.flags = [x for x in f.flags if x in choices]
+    listed = [e for e in entries if _matches(e, f)]
+    names = Counter(e.name for e in entries)
     return PoolListing(
-        entries=[e for e in entries if _matches(e, f)],
+        entries=listed,
+        flags={e.id: sorted(flags_of(e)) for e in listed},
+        labels={e.id: generation_label(e) for e in listed},
+        shared_names={n: c for n, c in names.items() if c > 1},
+        flag_choices=choices,
         total=len(entries),
         domains=sorted({e.domain for e in entries}),
         statuses=[s.value for s in EnvStatus],
         rounds=sorted({e.round for e in entries}),
         by_status=dict(Counter(e.status.value for e in entries)),
     )
-
-
-def children_of(pool_dir: Path, env_id: str) -> list[PoolEntry]:
-    """Entries that name ``env_id`` as a parent or duplicate it."""
-    return [e for e in all_entries(pool_dir) if env_id in e.lineage.parent_envs or e.duplicate_of == env_id]
