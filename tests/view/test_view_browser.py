@@ -1,13 +1,19 @@
 """The viewer in headless Chromium on runs our code wrote: every page loads cleanly (and is photographed), the
-filters change the lists, the trajectory player steps both ways, the flywheel's charts render."""
+filters change the lists, the trajectory player steps both ways (a staged proposer episode too), the flywheel's
+charts render."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pytest
-from view_fixtures import FLYWHEEL, PROPOSE, SOLVE, VALIDATE, Tab, episode_with_checks, learnable_env, shoot
+from staged_episode import TASK, write_parent, write_staged_episode
+from view_fixtures import FLYWHEEL, PROPOSE, SOLVE, VALIDATE, Tab, episode_with_checks, learnable_env, serving, shoot
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 pytestmark = pytest.mark.browser
 
@@ -77,6 +83,11 @@ def test_pool_filters_change_the_list(tab: Tab) -> None:
     page.wait_for_url("**q=longest**")
     assert rows.count() == 1 and "/app/words.txt" in rows.first.inner_text()  # the longest-word task
     assert page.locator("#count").inner_text() == f"1 of {total}"
+    page.goto(f"{tab.base}/pool/{FLYWHEEL}/pool")
+    assert page.locator("#envs .shared-name").count() == 2  # both rounds' prompt-000, told apart by id
+    page.check("#flags input[value=hackable]")  # the quality probes' flag; submits on change
+    page.wait_for_url("**flag=hackable**")
+    assert rows.count() == 0 and page.locator("#count").inner_text() == f"0 of {total}"  # every entry passed them
 
 
 def test_trajectory_player_steps_forward_and_back(tab: Tab, runs: dict[str, Path], shots: Path) -> None:
@@ -121,3 +132,29 @@ def test_flywheel_charts_render(tab: Tab) -> None:
     lines = page.locator("svg.chart[data-kind=line]")
     assert lines.count() >= 3 and lines.first.locator("circle.dot").count() >= 2
     assert page.locator("#rounds tbody tr").count() == 2
+
+
+def test_staged_episode_player_shows_each_stage_diff_and_the_check(
+    browser: Browser, tmp_path: Path, shots: Path
+) -> None:
+    episode = tmp_path / "propose-staged" / "episodes" / TASK
+    write_staged_episode(episode, write_parent(tmp_path))
+    context = browser.new_context(viewport={"width": 1200, "height": 820})
+    with serving(tmp_path) as base:
+        tab = Tab(context.new_page(), base)
+        tab.page.on("console", lambda m: tab.problems.append(m.text) if m.type == "error" else None)
+        tab.page.on("pageerror", lambda e: tab.problems.append(str(e)))
+        page = tab.open(f"/trajectory/propose-staged/episodes/{TASK}/trajectory.json")
+        assert page.locator(".step-index a.has-diff").count() == 3  # two observes and the record
+        page.locator(".step-index a.has-diff").nth(1).click()  # the second observe: data appended, script fixed
+        visible = page.locator("section.step:visible")
+        assert "stage observe (harness)" in visible.locator("h2").inner_text()
+        diff = visible.locator("div.diff")
+        assert "environment/numbers.txt" in diff.inner_text() and diff.locator(".d-add").count() >= 2
+        page.click("#last")  # the check
+        assert "check: passed" in page.locator("section.step:visible .check").inner_text()
+        page.click("#prev")  # the record: the tests with the recorded answers
+        assert "tests/expected/result.txt" in page.locator("section.step:visible div.diff").inner_text()
+        shoot(page, shots / "view-trajectory-staged.png")
+    context.close()
+    assert tab.problems == []
