@@ -1,7 +1,9 @@
 """A flywheel run dir (``flywheel.layout``): the rounds and their stages, the per-round metrics, the charts.
 
 A stage is done exactly when its ``output.json`` exists; a stage dir without it is in progress (or was cut by a
-crash). ``metrics.jsonl`` holds one ``RoundMetrics`` per finished round.
+crash). ``metrics.jsonl`` holds one ``RoundMetrics`` per finished round. A round's training curve (the reward mean
+the trainer logged per optimizer step) is in its finished train stage's ``output.json`` or, while it trains, in
+``train/steps.jsonl`` (written a line per step), so the chart grows with the run.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from pydantic import BaseModel, ValidationError
 
 from autoenvscaling.flywheel.layout import OUTPUT, STAGES
 from autoenvscaling.flywheel.metrics import RoundMetrics
-from autoenvscaling.flywheel.records import ValidateOutput
+from autoenvscaling.flywheel.records import TrainOutput, ValidateOutput
 from autoenvscaling.roles.proposer.records import ProposalRecord
+from autoenvscaling.train.progress import STEPS, StepLog
 from autoenvscaling.view import charts
 from autoenvscaling.view.files import Root
 from autoenvscaling.view.readers import read_model
@@ -100,6 +103,47 @@ def _metrics(run: Path) -> dict[int, RoundMetrics]:
     return out
 
 
+def _partial_steps(path: Path) -> list[StepLog]:
+    """The steps a running trainer logged so far; a line being written (or otherwise unreadable) is skipped."""
+    found: dict[int, StepLog] = {}
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            log = StepLog.model_validate_json(line)
+        except ValidationError:
+            continue
+        found[log.step] = log  # a resumed run logs its steps again: the last one wins
+    return [found[k] for k in sorted(found)]
+
+
+def train_curves(run: Path) -> dict[int, list[StepLog]]:
+    """Round -> the training steps it logged (finished or in progress); rounds without any are left out."""
+    out: dict[int, list[StepLog]] = {}
+    rounds = run / "rounds"
+    for n in sorted(int(p.name) for p in _subdirs(rounds) if p.name.isdigit()):
+        d = rounds / str(n) / "train"
+        done = read_model(d / OUTPUT, TrainOutput)
+        steps = done.steps if done is not None else _partial_steps(d / STEPS)
+        if steps:
+            out[n] = steps
+    return out
+
+
+def train_reward_chart(curves: dict[int, list[StepLog]]) -> str | None:
+    """One line per round over the optimizer steps; None when no step logged a reward (SFT, no training)."""
+    if not any(s.reward_mean is not None for steps in curves.values() for s in steps):
+        return None
+    xs = sorted({s.step for steps in curves.values() for s in steps})
+    series: dict[str, list[float | None]] = {}
+    for n, steps in sorted(curves.items()):
+        by_step = {s.step: s.reward_mean for s in steps}
+        series[f"round {n}"] = [by_step.get(x) for x in xs]
+    return charts.line_chart("training reward (mean per optimizer step)", [f"step {x}" for x in xs], series)
+
+
 def round_charts(metrics: list[RoundMetrics]) -> list[str]:
     xs = [f"round {m.round}" for m in metrics]
     hist: dict[str, list[float | None]] = {}
@@ -154,6 +198,7 @@ def flywheel_view(root: Root, run: Path) -> FlywheelView:
     if pool is None and (run / "pool" / "catalog.sqlite").is_file():
         pool = run / "pool"
     ordered = [metrics[n] for n in sorted(metrics)]
+    reward = train_reward_chart(train_curves(run))
     return FlywheelView(
         name=str(config.get("name", run.name)),
         rounds_planned=planned,
@@ -162,5 +207,5 @@ def flywheel_view(root: Root, run: Path) -> FlywheelView:
         config={k: v for k, v in config.items() if not isinstance(v, dict)},
         rounds=rounds,
         pool=root.rel(pool) if pool is not None else None,
-        charts=round_charts(ordered),
+        charts=round_charts(ordered) + ([reward] if reward is not None else []),
     )
