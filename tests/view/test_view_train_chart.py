@@ -41,5 +41,7 @@ def test_the_chart_draws_one_line_per_round_and_only_with_a_reward(tmp_path: Pat
     assert svg.count('class="line"') == 2 and "round 1: 0.25" in svg and "round 2: 1" in svg
     view = flywheel_view(Root(tmp_path), run)
     assert sum("training reward" in c for c in view.charts) == 1
+    train = next(st for r in view.rounds if r.n == 2 for st in r.stages if st.name == "train")
+    assert train.state == "running" and [ln.label for ln in train.links] == ["steps.jsonl"]
     assert train_reward_chart({1: [StepLog(step=1, loss=0.3)]}) is None  # SFT logs a loss, no reward
     assert train_reward_chart({}) is None

@@ -63,7 +63,7 @@ def _links(root: Root, stage: str, d: Path) -> list[StageLink]:
         out = [StageLink(label=p.name, rel=root.rel(p)) for p in _subdirs(d / "tasks")]
     elif stage in ("propose", "validate"):
         out = [StageLink(label=p.name, rel=root.rel(p)) for p in _subdirs(d)]
-    for name in ("digest.md", "train.log", "manifest.json"):
+    for name in ("digest.md", "train.log", "steps.jsonl", "manifest.json"):
         if (d / name).is_file():
             out.append(StageLink(label=name, rel=root.rel(d / name), page="file"))
     return out
