@@ -19,7 +19,7 @@ from autoenvscaling.roles.proposer.records import ProposalRecord
 from autoenvscaling.train.progress import STEPS, StepLog
 from autoenvscaling.view import charts
 from autoenvscaling.view.files import Root
-from autoenvscaling.view.readers import read_model
+from autoenvscaling.view.readers import read_model, read_records
 from autoenvscaling.view.runs import flywheel_rounds, is_locked, read_toml
 
 
@@ -104,19 +104,9 @@ def _metrics(run: Path) -> dict[int, RoundMetrics]:
 
 
 def _partial_steps(path: Path) -> list[StepLog]:
-    """The steps a running trainer logged so far; a line being written (or otherwise unreadable) is skipped."""
-    found: dict[int, StepLog] = {}
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    for line in lines:
-        try:
-            log = StepLog.model_validate_json(line)
-        except ValidationError:
-            continue
-        found[log.step] = log  # a resumed run logs its steps again: the last one wins
-    return [found[k] for k in sorted(found)]
+    """The steps a running trainer logged so far (a line being written is skipped); the last line per step wins,
+    as a resumed run logs its steps again."""
+    return list({log.step: log for log in sorted(read_records(path, StepLog), key=lambda x: x.step)}.values())
 
 
 def train_curves(run: Path) -> dict[int, list[StepLog]]:
