@@ -24,6 +24,7 @@ from autoenvscaling.view.files import Root, read_text
 from autoenvscaling.view.readers import read_model
 
 _DIFF_MAX_BYTES = 200_000
+STEP_TEXT_MAX = 32_000  # characters of one message or output the player shows; the rest is in the file's pages
 
 
 class DiffLine(BaseModel):
@@ -90,6 +91,13 @@ def _text(content: str | list[ContentPart] | None) -> str:
                      for p in content)  # fmt: skip
 
 
+def clip(text: str, limit: int = STEP_TEXT_MAX) -> str:
+    """``text`` up to ``limit`` characters, with a note of what was left out (the page stays small)."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters: the whole step is in the trajectory file]"
+
+
 def _when(ts: str | None) -> datetime | None:
     try:
         return datetime.fromisoformat(ts.replace("Z", "+00:00")) if ts else None
@@ -112,10 +120,10 @@ def _step(step: Step, prev: Step | None) -> StepView:
     return StepView(
         id=step.step_id,
         source=step.source,
-        message=_text(step.message),
-        reasoning=step.reasoning_content,
+        message=clip(_text(step.message)),
+        reasoning=clip(step.reasoning_content) if step.reasoning_content else None,
         calls=calls,
-        outputs=[_text(r.content) for r in (step.observation.results if step.observation else [])],
+        outputs=[clip(_text(r.content)) for r in (step.observation.results if step.observation else [])],
         prompt_tokens=m.prompt_tokens if m else None,
         completion_tokens=m.completion_tokens if m else None,
         cost_usd=m.cost_usd if m else None,
