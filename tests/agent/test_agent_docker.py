@@ -72,7 +72,7 @@ def test_preview_shows_the_first_lines_of_the_files_the_task_names(container: Sa
     model = ScriptedModel(["submit", "submit"])
     Agent(model, container, AgentConfig(preview_inputs=1, min_commands_before_submit=0)).run(task)
     first = model.calls[0][1].content
-    assert "These files the task names exist already; they start like this:\n$ head -n 5 /tmp/pv/in.txt\n1\n2\n3\n4\n5" in first
+    assert "exist already; they start like this:\n$ head -n 5 /tmp/pv/in.txt\n1\n2\n3\n4\n5" in first
     assert "two.txt\n" not in first and "out.txt\n" not in first  # over the limit; not there yet
     model = ScriptedModel(["submit"])
     Agent(model, container, AgentConfig(min_commands_before_submit=0)).run(task)
