@@ -290,7 +290,12 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 proposer=proposer,
                 validation=ValidationConfig(repeats=args.repeats),
                 reproduce_attempts=args.reproduce,
-                solver={"max_turns": args.solver_turns, "review_before_submit": True, "preview_inputs": 3},
+                solver={
+                    "max_turns": args.solver_turns,
+                    "review_before_submit": True,
+                    "preview_inputs": 3,
+                    "stop_after_block": True,
+                },
             )
             cpu0, t0 = _cpu(), time.perf_counter()
             try:

@@ -331,3 +331,25 @@ def test_review_before_submit_answers_the_first_submit_with_a_request_to_check(
     # Off (the loop's default), the first submit ends the run.
     agent, _ = make_agent(replies[:2], sandbox)
     assert agent.run("Write hi to out.txt").turns == 2
+
+
+def test_stop_after_block_ends_each_reply_at_its_first_block(sandbox: Sandbox, tmp_path: Path) -> None:
+    rambling = (
+        "Look first.\n```bash\necho one > a.txt\n```\nIt printed a b c, so:\n```bash\necho two > b.txt\n```\nsubmit"
+    )
+    agent, model = make_agent([rambling, bash("cat a.txt"), "submit"], sandbox, tmp_path, stop_after_block=True)
+    result = agent.run("task")
+    assert (result.exit_reason, agent.commands_run) == ("submitted", 2)
+    assert all(s is not None and s.stop == ["\n```\n"] for s in model.samplings)
+    # The reply kept (and shown in the history) is the thought and the first block, closed again.
+    assert model.calls[1][2].content == "Look first.\n```bash\necho one > a.txt\n```"
+    seen = model.calls[1][-1].content
+    assert "NOT run" not in seen and "submission was not accepted" not in seen
+    assert sandbox.exec("cat b.txt").exit_code != 0
+    # A repeated command still gets the hotter sample, with the stop string.
+    agent, model = make_agent([bash("ls"), bash("ls"), "submit"], sandbox, stop_after_block=True)
+    agent.run("task")
+    assert model.samplings[2] is not None and (model.samplings[2].temperature, model.samplings[2].stop) == (
+        1.0,
+        ["\n```\n"],
+    )

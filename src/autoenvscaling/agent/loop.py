@@ -43,6 +43,15 @@ _REVIEW = (
 )
 _ABS_PATH = re.compile(r"(?<![\w./-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 _PREVIEW_LINES = 5
+_BLOCK_END = "\n```\n"  # a closing fence; an opening one carries its language tag (```bash)
+_FENCE_LINE = re.compile(r"^```", re.MULTILINE)
+
+
+def _opens_a_block(text: str) -> bool:
+    """The reply ended (at the stop string) inside a fenced block: an odd number of fence lines."""
+    return len(_FENCE_LINE.findall(text)) % 2 == 1
+
+
 _REPEATED = (
     "Not run again: this is the same command as your previous reply, and its result would be the same (see the "
     "output above). Try a different command: look at the input files, fix what failed, or check your output."
@@ -70,6 +79,11 @@ class AgentConfig(BaseModel):
         default=False,
         description="answer the first submit with a request to print and check the output first (small models "
         "submit work they never looked at); the second submit ends the run",
+    )
+    stop_after_block: bool = Field(
+        default=False,
+        description="bash_block format: generation stops at the first block's closing fence (a small model otherwise "
+        "writes hundreds of tokens of plan and imagined output after it, the slow part of a turn on a CPU)",
     )
     preview_inputs: int = Field(
         default=0,
@@ -252,9 +266,13 @@ class Agent:
     def query(self) -> ModelResponse:
         self.turns += 1
         sampling, self._sampling = self._sampling, None
+        if self.config.stop_after_block and self.config.action_format == "bash_block":
+            sampling = (sampling or Sampling()).model_copy(update={"stop": [_BLOCK_END]})
         response = self.model.complete(
             self.messages, tools=self._tools, response_format=self._response_format, sampling=sampling
         )
+        if sampling is not None and sampling.stop and _opens_a_block(response.content):
+            response = response.model_copy(update={"content": response.content.rstrip("\n") + "\n```"})
         self.usage = self.usage + response.usage
         self.messages.append(
             Message(

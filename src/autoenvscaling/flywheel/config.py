@@ -153,7 +153,9 @@ class FlywheelConfig(BaseModel):
     )
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     solver: AgentConfig = Field(
-        default_factory=lambda: AgentConfig(max_turns=30, review_before_submit=True, preview_inputs=3)
+        default_factory=lambda: AgentConfig(
+            max_turns=30, review_before_submit=True, preview_inputs=3, stop_after_block=True
+        )
     )
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)

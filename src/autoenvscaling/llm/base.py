@@ -66,6 +66,9 @@ class Sampling(BaseModel):
 
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0)
+    stop: list[str] | None = Field(
+        default=None, max_length=4, description="generation ends before the first of these strings (not included)"
+    )
 
 
 class ModelResponse(BaseModel):

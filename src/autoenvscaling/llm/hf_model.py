@@ -108,6 +108,8 @@ class HfModel:
         gen: dict[str, Any] = {"max_new_tokens": int(opts["max_tokens"]), "do_sample": bool(temperature)}
         if temperature:
             gen.update(temperature=float(temperature), top_p=opts["top_p"] or 1.0)
+        if opts.get("stop"):
+            gen.update(stop_strings=list(opts["stop"]), tokenizer=self.weights.tokenizer)
         started = time.perf_counter()
         model, tokenizer = self.weights.model, self.weights.tokenizer
         try:
@@ -123,6 +125,9 @@ class HfModel:
         new = out[0][prompt_len:]
         text = tokenizer.decode(new, skip_special_tokens=True)
         finished = bool(len(new)) and int(new[-1]) == tokenizer.eos_token_id
+        for stop in opts.get("stop") or []:  # generation ended on a stop string: it is not part of the reply
+            if stop in text:
+                text, finished = text[: text.index(stop)], True
         data = {
             "model": self._name,
             "choices": [{"message": {"content": text}, "finish_reason": "stop" if finished else "length"}],

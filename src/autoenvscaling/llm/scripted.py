@@ -99,6 +99,9 @@ class ScriptedModel:
             raise ModelError(item.message)
         if isinstance(item, ModelResponse):
             return item
+        if sampling is not None and sampling.stop:  # as a server does: the reply ends before the first stop string
+            cut = min((i for i in (item.find(s) for s in sampling.stop) if i >= 0), default=len(item))
+            item = item[:cut]
         prompt_chars = sum(len(m.content) for m in messages)
         usage = Usage(
             prompt_tokens=max(1, prompt_chars // 4),

@@ -277,7 +277,10 @@ def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
     assert prose_of("Instruction:\nCount the lines.") == "Count the lines."
 
 
-SOLVE = "#!/bin/bash\nset -euo pipefail\nfind /srv/data -type f ! -user backup | sort > /app/out.txt\n"
+SOLVE = (
+    "#!/bin/bash\nset -euo pipefail\nfind /srv/data -type f ! -user backup | sort > /app/out.txt\n"
+    "awk '$4 >= 400' /app/data/a.log > /app/b.txt\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -287,6 +290,8 @@ SOLVE = "#!/bin/bash\nset -euo pipefail\nfind /srv/data -type f ! -user backup |
         ("List the files; the command is `find   /srv/data -type f ! -user backup`.", True),
         ("List the regular files under /srv/data not owned by backup, one path per line, into /app/out.txt.", False),
         ("Use set -euo pipefail and sort the lines.", False),  # the script's set line is no command of the rule
+        ("Keep the lines of /app/data/a.log where `$4 >= 400`.", True),  # the awk program, quoted from the script
+        ("Keep the lines of /app/data/a.log whose status is 400 or more.", False),
     ],
 )
 def test_an_instruction_must_not_hold_the_solutions_command(instruction: str, given: bool) -> None:

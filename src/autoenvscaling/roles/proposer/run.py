@@ -90,7 +90,9 @@ class ProposeConfig(BaseModel):
         "turns (solver.max_turns) bound the attempt, this only guards against a hang",
     )
     solver: AgentConfig = Field(
-        default_factory=lambda: AgentConfig(max_turns=10, review_before_submit=True, preview_inputs=3),
+        default_factory=lambda: AgentConfig(
+            max_turns=10, review_before_submit=True, preview_inputs=3, stop_after_block=True
+        ),
         description="the blind solver's agent settings",
     )
 

@@ -174,7 +174,15 @@ def solution_in_instruction(instruction: str, solve_sh: str) -> str | None:
         for piece in [command, *(" ".join(p.split()) for p in command.split("|"))]:
             if len(piece) >= 20 and " " in piece and piece in words:
                 return f"the instruction contains the solution's command `{piece[:80]}`"
+        for m in _PROGRAM.finditer(line):  # an awk/sed/jq program: code, not a description of the rule
+            program = " ".join(m.group(1).split())
+            if len(program) >= 8 and _CODE_CHARS.search(program) and program in words:
+                return f"the instruction contains the solution's program `{program[:80]}`"
     return None
+
+
+_PROGRAM = re.compile(r"'([^']+)'")
+_CODE_CHARS = re.compile(r"[$\\{}\[\]|;]|\bprint\b")
 
 
 _ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
