@@ -30,6 +30,7 @@ import argparse
 import json
 import math
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -257,13 +258,20 @@ def main() -> None:
     items_path.parent.mkdir(parents=True, exist_ok=True)
     items = load_items(items_path)
     if not args.report:
-        run_items(args, arms, items, items_path)
+        try:
+            run_items(args, arms, items, items_path)
+        except KeyboardInterrupt:
+            sys.exit("interrupted; the item under way is not recorded; the same command continues from there")
         items = load_items(items_path)
     stats = report(items, arms, args)
     result = {"model": args.model, "domain": args.domain, "n_per_arm": args.n, "arms": stats, "command": sys.argv}
     summary = items_path.with_suffix(".summary.json")
     summary.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(f"wrote {summary}")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], items_path: Path) -> None:
@@ -273,6 +281,12 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
         return
     domain = domain_context(args.domain)
     backend = get_backend(args.backend)
+    # A previous run killed by a signal may have left sandboxes behind: their creator is gone, so they go now.
+    swept = backend.cleanup()
+    if swept:
+        print(f"removed {swept} container(s)/image(s) left by an earlier, killed run", flush=True)
+    # SIGTERM unwinds like Ctrl-C, so the running item's sandboxes are torn down and nothing half-done is recorded.
+    signal.signal(signal.SIGTERM, _interrupt)
     base = parse_model_arg(args.model, base_url=args.base_url)
     # One server for every arm: the largest shape any arm needs (the workshop's long context).
     shape = tune_proposer(base, "agentic")
