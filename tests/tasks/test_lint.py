@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from task_factory import DOCKERFILE, TASK_TOML, TEST_PY, TEST_SH, MakeTask
 
-from autoenvscaling.tasks.lint import RULES, Finding, lint_task
+from autoenvscaling.tasks.lint import lint_task
+from autoenvscaling.tasks.lint_rules import RULES, Finding
 
 CATALOG = ["autoenv/base:bookworm", "autoenv/terminal:latest", "autoenv/python:latest"]
 

@@ -10,7 +10,8 @@ from task_factory import MakeTask
 from typer.testing import CliRunner
 
 from autoenvscaling.cli.app import app
-from autoenvscaling.tasks.lint import HARBOR_EQUIVALENT, HARBOR_LINT_RULES, RULES, lint_task
+from autoenvscaling.tasks.lint import lint_task
+from autoenvscaling.tasks.lint_rules import HARBOR_EQUIVALENT, HARBOR_LINT_RULES, RULES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "harbor-support.md"
 

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Column, Table
 
 if TYPE_CHECKING:
-    from autoenvscaling.tasks.lint import Finding
+    from autoenvscaling.tasks.lint_rules import Finding
     from autoenvscaling.tasks.model import Task
 
 app = typer.Typer(help="Harbor task dirs: lint, judge and show.", no_args_is_help=True)

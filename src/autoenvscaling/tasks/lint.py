@@ -1,6 +1,7 @@
 """Static checks of a task directory (no Docker): ``lint_task(path) -> list[Finding]``.
 
-Rule ids are stable (the validator reports them as ``lint:<rule>``); each has one fixed severity.
+Rule ids are stable (the validator reports them as ``lint:<rule>``); each has one fixed severity
+(``lint_rules`` holds the catalogue).
 A directory that cannot be loaded at all yields a single ``task-toml-invalid`` finding.
 """
 
@@ -13,9 +14,6 @@ import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from autoenvscaling.tasks.config import TaskConfig, VerifierConfig, artifact_path_problem
 from autoenvscaling.tasks.dockerfile import (
@@ -26,79 +24,11 @@ from autoenvscaling.tasks.dockerfile import (
     parse_stages,
 )
 from autoenvscaling.tasks.errors import TaskFormatError
+from autoenvscaling.tasks.lint_rules import HARBOR_RULES, Finding, finding
 from autoenvscaling.tasks.lint_text import download_lines, relative_paths, toml_key_line
 from autoenvscaling.tasks.model import iter_task_files, parse_task_toml
 from autoenvscaling.tasks.paths import CONTAINER_REWARD_JSON, CONTAINER_REWARD_TXT, TaskPaths
 from autoenvscaling.tasks.support import unsupported_features
-
-Severity = Literal["error", "warning", "info"]
-
-RULES: dict[str, Severity] = {
-    "task-toml-invalid": "error",
-    "unsafe-artifact-path": "error",
-    "host-env-reference": "warning",
-    "missing-instruction": "error",
-    "empty-instruction": "error",
-    "missing-dockerfile": "error",
-    "missing-test-script": "error",
-    "missing-solution": "error",
-    "missing-workdir": "error",
-    "dockerfile-copies-tests": "error",
-    "dockerfile-copies-solution": "error",
-    "unknown-key": "warning",
-    "relative-path-in-instruction": "warning",
-    "no-reward-write": "error",
-    "grading-download": "warning",
-    "test-script-no-shebang": "warning",
-    "uncataloged-base-image": "warning",
-    "unsupported-feature": "warning",
-    "shared-verifier": "warning",
-}
-# Harbor's rule names (``harbor lint``): a task may turn them off in ``[metadata.harbor.lint] ignore``, as in Harbor.
-HARBOR_RULES = frozenset({"shared-verifier"})
-# Every rule id of Harbor 0.26's ``harbor lint`` (read from its ``harbor/lint/models.py``).
-HARBOR_LINT_RULES = frozenset(
-    {
-        "invalid-task-config", "unknown-config-field", "invalid-task-files", "unused-harborignore", "root-agent",
-        "shared-verifier", "overlapping-artifacts", "artifact-log-overlap", "compose-privileged",
-        "compose-additional-capabilities", "compose-writable-bind-mount", "compose-external-bind-mount",
-        "compose-symlink-bind-mount", "unpinned-image", "unpinned-python-dependency", "verifier-runtime-install",
-        "verifier-network-download", "agent-image-test-leak",
-    }
-)  # fmt: skip
-# Our rule -> the rule of Harbor 0.26's ``harbor lint`` (``harbor.lint.models.LintRule``) that reports the same
-# problem, for the rules that have one; docs/harbor-support.md has the whole table, with Harbor's rules we lack.
-HARBOR_EQUIVALENT: dict[str, str] = {
-    "task-toml-invalid": "invalid-task-config",
-    "unknown-key": "unknown-config-field",
-    "missing-instruction": "invalid-task-files",
-    "empty-instruction": "invalid-task-files",
-    "missing-dockerfile": "invalid-task-files",
-    "missing-test-script": "invalid-task-files",
-    "dockerfile-copies-tests": "agent-image-test-leak",
-    "dockerfile-copies-solution": "agent-image-test-leak",
-    "grading-download": "verifier-network-download",
-    "shared-verifier": "shared-verifier",
-}
-
-
-class Finding(BaseModel):
-    """One lint result. ``file`` is relative to the task dir (posix); ``line`` is 1-based when known."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rule: str
-    severity: Severity
-    file: str
-    line: int | None = None
-    message: str
-    harbor: str | None = None  # Harbor 0.26's rule id for the same problem (HARBOR_EQUIVALENT), if it has one
-
-
-def _finding(rule: str, file: str, message: str, line: int | None = None) -> Finding:
-    return Finding(
-        rule=rule, severity=RULES[rule], file=file, line=line, message=message, harbor=HARBOR_EQUIVALENT.get(rule)
-    )
 
 
 @dataclass(frozen=True)
@@ -152,13 +82,13 @@ def lint_task(path: Path | str, known_images: Sequence[str] = ()) -> list[Findin
     """All findings for one task dir. ``known_images`` (catalog names) turns on uncataloged-base-image."""
     paths = TaskPaths(Path(path).resolve())
     if not paths.root.is_dir():
-        return [_finding("task-toml-invalid", "task.toml", f"{paths.root}: not a task directory")]
+        return [finding("task-toml-invalid", "task.toml", f"{paths.root}: not a task directory")]
     try:
         config = parse_task_toml(paths.config)
     except TaskFormatError as e:
         return [
             *_unsafe_artifacts(paths),
-            _finding("task-toml-invalid", "task.toml", str(e), _error_line(str(e), paths)),
+            finding("task-toml-invalid", "task.toml", str(e), _error_line(str(e), paths)),
         ]
     dockerfile = _read(paths.dockerfile) if paths.dockerfile.is_file() else None
     ctx = _Ctx(
@@ -185,7 +115,7 @@ def _unsafe_artifacts(paths: TaskPaths) -> list[Finding]:
         return []
     line = toml_key_line(text, "artifacts")
     return [
-        _finding("unsafe-artifact-path", "task.toml", f"artifacts: {problem}", line)
+        finding("unsafe-artifact-path", "task.toml", f"artifacts: {problem}", line)
         for entry in raw
         if (problem := artifact_path_problem(entry)) is not None
     ]
@@ -199,7 +129,7 @@ def _host_env_rule(ctx: _Ctx) -> Iterable[Finding]:
     for table, values in tables:
         for key, value in values.items():
             for name in _HOST_VAR.findall(value):
-                yield _finding(
+                yield finding(
                     "host-env-reference",
                     "task.toml",
                     f"{table}.{key} uses ${{{name}}}: host variables are expanded only when passed explicitly "
@@ -217,15 +147,15 @@ def _instruction_rules(ctx: _Ctx) -> Iterable[Finding]:
     for f in files:
         text = _read(f) if f.is_file() else None
         if text is None:
-            yield _finding("missing-instruction", ctx.rel(f), "instruction.md is missing or unreadable")
+            yield finding("missing-instruction", ctx.rel(f), "instruction.md is missing or unreadable")
         elif not text.strip():
-            yield _finding("empty-instruction", ctx.rel(f), "instruction.md is empty")
+            yield finding("empty-instruction", ctx.rel(f), "instruction.md is empty")
 
 
 def _required_file_rules(ctx: _Ctx) -> Iterable[Finding]:
     env = ctx.config.environment
     if ctx.stages is None and not env.docker_image and not ctx.paths.compose_file.is_file():
-        yield _finding(
+        yield finding(
             "missing-dockerfile",
             ctx.rel(ctx.paths.dockerfile),
             "no environment/Dockerfile (and no [environment].docker_image or docker-compose.yaml)",
@@ -237,11 +167,11 @@ def _required_file_rules(ctx: _Ctx) -> Iterable[Finding]:
         if root_file.is_file():
             continue
         if not ctx.config.is_multi_step:
-            yield _finding(rule, sub, f"{sub} is missing")
+            yield finding(rule, sub, f"{sub} is missing")
             continue
         for step_dir in ctx.step_dirs():
             if not (step_dir / sub).is_file():
-                yield _finding(rule, ctx.rel(step_dir / sub), f"{sub} is missing (no task-level fallback)")
+                yield finding(rule, ctx.rel(step_dir / sub), f"{sub} is missing (no task-level fallback)")
 
 
 # --- Dockerfile ----------------------------------------------------------------------------------------
@@ -251,7 +181,7 @@ def _workdir_rule(ctx: _Ctx) -> Iterable[Finding]:
     if ctx.stages is None or ctx.config.environment.workdir:
         return
     if not final_stage_sets_workdir(ctx.stages):
-        yield _finding(
+        yield finding(
             "missing-workdir",
             ctx.rel(ctx.paths.dockerfile),
             "the image never sets WORKDIR and [environment].workdir is unset (tests refuse to run in /)",
@@ -291,7 +221,7 @@ def _leak_rules(ctx: _Ctx) -> Iterable[Finding]:
             for ins in stage.instructions:
                 for src in copy_sources(ins):
                     if _copies(src, dir_name, globs):
-                        yield _finding(rule, dockerfile, f"{ins.keyword} {src} brings {dir_name} files in", ins.line)
+                        yield finding(rule, dockerfile, f"{ins.keyword} {src} brings {dir_name} files in", ins.line)
         digests = _digests(ctx.dirs_named(dir_name))
         for f in env_files:
             try:
@@ -300,7 +230,7 @@ def _leak_rules(ctx: _Ctx) -> Iterable[Finding]:
                 continue
             match = digests.get(hashlib.sha256(data).hexdigest()) if data.strip() else None
             if match:
-                yield _finding(rule, ctx.rel(f), f"identical to {match}: the build context holds {dir_name} files")
+                yield finding(rule, ctx.rel(f), f"identical to {match}: the build context holds {dir_name} files")
 
 
 def _normalize_image(name: str) -> str:
@@ -316,11 +246,11 @@ def _base_image_rule(ctx: _Ctx) -> Iterable[Finding]:
         image = ctx.config.environment.docker_image
         if image and _normalize_image(image) not in ctx.known_images:
             line = toml_key_line(ctx.toml_text, "environment.docker_image")
-            yield _finding("uncataloged-base-image", "task.toml", f"docker_image {image} is not a catalog image", line)
+            yield finding("uncataloged-base-image", "task.toml", f"docker_image {image} is not a catalog image", line)
         return
     for stage in external_bases(ctx.stages):
         if _normalize_image(stage.base) not in ctx.known_images:
-            yield _finding(
+            yield finding(
                 "uncataloged-base-image",
                 ctx.rel(ctx.paths.dockerfile),
                 f"FROM {stage.base} is not a catalog image (known: {known}); it may not build offline",
@@ -334,7 +264,7 @@ def _base_image_rule(ctx: _Ctx) -> Iterable[Finding]:
 def _config_rules(ctx: _Ctx) -> Iterable[Finding]:
     for key in ctx.config.unknown_key_paths():
         line = toml_key_line(ctx.toml_text, key)
-        yield _finding("unknown-key", "task.toml", f"unknown key {key} (ignored)", line)
+        yield finding("unknown-key", "task.toml", f"unknown key {key} (ignored)", line)
 
 
 def _support_rule(ctx: _Ctx) -> Iterable[Finding]:
@@ -342,7 +272,7 @@ def _support_rule(ctx: _Ctx) -> Iterable[Finding]:
     for u in unsupported_features(ctx.paths, ctx.config, agent_facing=True):
         line = toml_key_line(ctx.toml_text, u.key) if u.key else None
         message = f"{u.feature}: {u.why} (validate and solve refuse the task as an error)"
-        yield _finding("unsupported-feature", u.file, message, line)
+        yield finding("unsupported-feature", u.file, message, line)
 
 
 def _verifier_mode(verifier: VerifierConfig | None) -> str | None:
@@ -368,7 +298,7 @@ def _shared_verifier_rule(ctx: _Ctx) -> Iterable[Finding]:
     task_mode = _verifier_mode(ctx.config.verifier) or "shared"
     modes = [_verifier_mode(step.verifier) or task_mode for step in ctx.config.steps] or [task_mode]
     if "shared" in modes:
-        yield _finding(
+        yield finding(
             "shared-verifier",
             "task.toml",
             "the tests run in the agent's container, where what the agent left can interfere with grading; "
@@ -382,7 +312,7 @@ def _relative_path_rule(ctx: _Ctx) -> Iterable[Finding]:
     for f in files:
         text = _read(f) if f.is_file() else None
         for token, line in relative_paths(text or ""):
-            yield _finding(
+            yield finding(
                 "relative-path-in-instruction",
                 ctx.rel(f),
                 f"{token!r} looks like a relative path; give absolute paths (e.g. /app/...)",
@@ -401,11 +331,11 @@ def _test_script_rules(ctx: _Ctx) -> Iterable[Finding]:
         rel = ctx.rel(script)
         text = _read(script) or ""
         if not mentions_reward:
-            yield _finding("no-reward-write", rel, f"never writes {CONTAINER_REWARD_TXT} or {CONTAINER_REWARD_JSON}")
+            yield finding("no-reward-write", rel, f"never writes {CONTAINER_REWARD_TXT} or {CONTAINER_REWARD_JSON}")
         for what, line in download_lines(text):
-            yield _finding("grading-download", rel, f"downloads at grading time ({what})", line)
+            yield finding("grading-download", rel, f"downloads at grading time ({what})", line)
         if not text.startswith("#!"):
-            yield _finding("test-script-no-shebang", rel, "first line is not a shebang (#!/bin/bash)", 1)
+            yield finding("test-script-no-shebang", rel, "first line is not a shebang (#!/bin/bash)", 1)
 
 
 _RULE_FUNCS: tuple[Callable[[_Ctx], Iterable[Finding]], ...] = (
