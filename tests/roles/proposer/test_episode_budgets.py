@@ -120,6 +120,12 @@ def test_submit_is_refused_before_the_first_check(tmp_path: Path, terminal_domai
     assert "Submission refused: run `check` first" in model.calls[1][-1].content
 
 
+def test_require_check_off_accepts_a_submit_before_any_check(tmp_path: Path, terminal_domain: DomainContext) -> None:
+    model = ScriptedModel([bash("ls /workshop"), "submit"])
+    result = _run(tmp_path, terminal_domain, model, max_turns=5, require_check=False)
+    assert (result.exit_reason, result.turns, result.checks_used) == ("submitted", 2, 0)
+
+
 def test_a_write_and_check_reply_runs_the_write_and_says_the_check_did_not_run(
     tmp_path: Path, terminal_domain: DomainContext
 ) -> None:

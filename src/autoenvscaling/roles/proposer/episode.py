@@ -221,6 +221,7 @@ def run_episode(
             recorder,
             tools=tools,
             try_timeout_sec=config.try_timeout_sec,
+            require_check=config.require_check,
         )
         try:
             outcome = agent.run(task_prompt)
