@@ -251,7 +251,7 @@ def test_multi_step_checks_each_step(make_task: MakeTask) -> None:
 def test_unsupported_feature_warns(make_task: MakeTask) -> None:
     # More cases in test_support.py: each feature we refuse to run is a warning here, an error at run time.
     findings = only(
-        lint_task(make_task(files={"environment/docker-compose.yaml": "services:\n  main: {}\n"})),
+        lint_task(make_task(files={"environment/docker-compose.yaml": "services:\n  main: {privileged: true}\n"})),
         "unsupported-feature",
     )
     assert [(f.severity, f.file) for f in findings] == [("warning", "environment/docker-compose.yaml")]

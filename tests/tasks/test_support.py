@@ -10,6 +10,7 @@ from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.tasks.support import unsupported_features
 from autoenvscaling.verify.environment import UnsupportedTaskError, check_supported
 
+# Multi-container tasks run (tests/tasks/test_compose.py); a key we cannot honour is refused by name.
 COMPOSE = """\
 services:
   main:
@@ -17,7 +18,8 @@ services:
       db:
         condition: service_healthy
   db:
-    build: ./db
+    image: autoenv/base:bookworm
+    privileged: true
 """
 
 # (case id, files to add or replace, the feature id it must be refused as)
@@ -97,12 +99,15 @@ def test_unsupported_feature_is_named_everywhere(
     assert str(err.value).startswith(f"{root.name}: ")
 
 
-def test_compose_is_refused_even_with_a_dockerfile(make_task: MakeTask) -> None:
-    # The wrong verdict of issue 14: with a Dockerfile next to it, the compose file used to be ignored.
+def test_compose_key_is_refused_by_name_even_with_a_dockerfile(make_task: MakeTask) -> None:
+    # Issue 14: with a Dockerfile next to it, a compose file used to be ignored; now the file runs, or the key that
+    # keeps it from running is named (never a run without it).
     task = load_task(make_task(files={"environment/docker-compose.yaml": COMPOSE}))
     assert task.paths.dockerfile.is_file()
-    with pytest.raises(UnsupportedTaskError, match=r"docker-compose\.yaml: multi-container tasks"):
+    with pytest.raises(UnsupportedTaskError, match=r"docker-compose\.yaml: services\.db\.privileged: privileged"):
         check_supported(task)
+    (finding,) = [f for f in lint_task(task.paths.root) if f.rule == "unsupported-feature"]
+    assert finding.harbor == "compose-privileged"  # Harbor 0.26's rule for the same key
 
 
 def test_agent_facing_features_only_for_agents(make_task: MakeTask) -> None:

@@ -272,7 +272,8 @@ def _support_rule(ctx: _Ctx) -> Iterable[Finding]:
     for u in unsupported_features(ctx.paths, ctx.config, agent_facing=True):
         line = toml_key_line(ctx.toml_text, u.key) if u.key else None
         message = f"{u.feature}: {u.why} (validate and solve refuse the task as an error)"
-        yield finding("unsupported-feature", u.file, message, line)
+        found = finding("unsupported-feature", u.file, message, line)
+        yield found.model_copy(update={"harbor": u.harbor}) if u.harbor else found  # e.g. compose-privileged
 
 
 def _verifier_mode(verifier: VerifierConfig | None) -> str | None:

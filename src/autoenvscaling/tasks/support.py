@@ -1,7 +1,8 @@
 """Harbor features this runner does not run, named, so a task that uses one is refused instead of half-run.
 
 A task whose feature we skipped would still produce a reward, and that reward would be a wrong verdict (a
-multi-container task run as one container scores 0: "invalid"). So every such feature is listed here, once:
+multi-container task run as one container scores 0: "invalid"; such tasks now run, and a compose key we cannot
+honour is refused here by name). So every such feature is listed here, once:
 ``autoenv tasks lint`` reports each as an ``unsupported-feature`` warning, and validate, solve and calibration
 refuse the task as an *error* (``UnsupportedTaskError`` in ``verify/environment.py``), never ``invalid``.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from autoenvscaling.tasks.compose import read_compose
 from autoenvscaling.tasks.config import CollectHook, NetworkMode, TaskConfig
 from autoenvscaling.tasks.paths import TaskPaths
 
@@ -26,6 +28,7 @@ class Unsupported:
     file: str  # task-relative
     key: str | None  # the dotted task.toml key, when the feature is one
     why: str
+    harbor: str | None = None  # Harbor 0.26's lint rule for the same problem, if it has one
 
     @property
     def message(self) -> str:
@@ -53,19 +56,23 @@ def _network(config: TaskConfig) -> list[Unsupported]:
     return found
 
 
+def _compose(paths: TaskPaths, config: TaskConfig) -> list[Unsupported]:
+    """Multi-container tasks run (tasks/compose.py); a key of the compose file we cannot honour is refused."""
+    if not paths.compose_file.exists():
+        return []
+    rel = "environment/docker-compose.yaml"
+    _, problems = read_compose(paths.environment_dir)
+    found = [Unsupported("docker-compose", rel, None, f"{p.key}: {p.why}", p.harbor) for p in problems]
+    if not paths.dockerfile.is_file() and not config.environment.docker_image:
+        why = "services.main: main needs environment/Dockerfile or [environment].docker_image (not a compose image)"
+        found.append(Unsupported("docker-compose", rel, None, why))
+    return found
+
+
 def _environment(paths: TaskPaths, config: TaskConfig) -> list[Unsupported]:
     env = config.environment
     found: list[Unsupported] = []
-    if paths.compose_file.exists():
-        found.append(
-            Unsupported(
-                "docker-compose",
-                "environment/docker-compose.yaml",
-                None,
-                "multi-container tasks (docker-compose services next to main) are not supported yet; "
-                "run as one container the task would lose its services and score wrongly",
-            )
-        )
+    found += _compose(paths, config)
     if env.os.lower() != "linux":
         found.append(
             Unsupported("non-linux-os", "task.toml", "environment.os", f"os = {env.os!r}: only linux runs here")
