@@ -9,9 +9,10 @@ import pytest
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.images.catalog import catalog_names
-from autoenvscaling.roles.proposer.domain import domain_context
+from autoenvscaling.roles.proposer.domain import DomainContext, domain_context
 from autoenvscaling.roles.proposer.packs import DomainPack, list_packs, load_pack, pack_names
 from autoenvscaling.tasks import lint_task, load_task
+from autoenvscaling.validate.validator import ValidationConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DOMAINS = ["computer-use", "gpu-kernel", "professional", "swe", "terminal"]
@@ -48,9 +49,17 @@ def test_pack_examples_are_clean_valid_tasks(name: str) -> None:
         assert errors == [], f"{task_dir.name}: {errors}"
 
 
-def test_gpu_kernel_pack_asks_for_the_reference_guard() -> None:
-    assert load_pack("gpu-kernel").validator_extras == {"reference-guard": True}
-    assert load_pack("terminal").validator_extras == {}
+@pytest.mark.parametrize("name", DOMAINS)
+def test_pack_validator_extras_apply(name: str) -> None:
+    base = ValidationConfig()
+    assert domain_context(name).validation(base) == base.model_copy(update=load_pack(name).validator_extras)
+
+
+def test_an_unknown_validator_extra_is_an_error() -> None:
+    ctx = DomainContext(name="x", validator_extras={"reference-guard": True, "repeats": 5})
+    with pytest.raises(UserInputError, match="unknown validator extras reference-guard"):
+        ctx.validation(ValidationConfig())
+    assert DomainContext(name="x", validator_extras={"repeats": 5}).validation(ValidationConfig()).repeats == 5
 
 
 def test_unknown_pack_lists_the_known_ones() -> None:

@@ -11,7 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from autoenvscaling.errors import UserInputError
 from autoenvscaling.images.catalog import catalog_names
+from autoenvscaling.validate.validator import ValidationConfig
 
 DEFAULT_IMAGE = "autoenv/terminal:latest"
 REPO_ROOT = Path(__file__).resolve().parents[4]  # src/autoenvscaling/roles/proposer/ -> repository root
@@ -23,12 +25,21 @@ class DomainContext(BaseModel):
     image: str = DEFAULT_IMAGE  # the workshop's image and the draft's FROM line
     guide: str = ""  # markdown, shown to the proposer as /workshop/guide.md
     examples: list[Path] = Field(default_factory=list)  # valid example task dirs
-    validator_extras: dict[str, Any] = Field(default_factory=dict)
+    validator_extras: dict[str, Any] = Field(default_factory=dict)  # ValidationConfig fields the domain overrides
 
     @property
     def images(self) -> list[str]:
         """Base images a task may start FROM here."""
         return catalog_names()
+
+    def validation(self, base: ValidationConfig) -> ValidationConfig:
+        """``base`` with this domain's validator extras applied; an extra that names no ValidationConfig field
+        is a UserInputError (it would otherwise do nothing)."""
+        unknown = sorted(set(self.validator_extras) - set(ValidationConfig.model_fields))
+        if unknown:
+            known = ", ".join(ValidationConfig.model_fields)
+            raise UserInputError(f"domain {self.name}: unknown validator extras {', '.join(unknown)}; known: {known}")
+        return base.model_copy(update=self.validator_extras)
 
 
 def domain_context(name: str) -> DomainContext:

@@ -35,7 +35,8 @@ class DomainPack(BaseModel):
     examples_dir: str = Field(description="valid example tasks; relative to the repository root, or absolute")
     validator_extras: dict[str, Any] = Field(
         default_factory=dict,
-        description="extra validation for the domain; pack.toml may list bare names (each becomes name = true)",
+        description="ValidationConfig fields the domain overrides (an unknown one is an error when a run applies "
+        "them); pack.toml may list bare names (each becomes name = true)",
     )
     guide: str = Field(default="", description="the text of guide.md")
 

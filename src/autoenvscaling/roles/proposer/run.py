@@ -203,8 +203,7 @@ class ProposeRun:
         self.model = model
         self.domain = domain
         self.config = config
-        extras = {k: v for k, v in domain.validator_extras.items() if k in ValidationConfig.model_fields}
-        self.validation = config.validation.model_copy(update=extras)
+        self.validation = domain.validation(config.validation)
         self.resolved_extra = resolved_extra or {}
         self.solver_factory = solver_factory or (lambda: SolverAgent(model, config.solver))
         self.log = ResultsLog(out_dir / "results.jsonl", ProposalRecord)
