@@ -12,7 +12,6 @@ Task names are the task's ``[task] name`` when it is ``org/name`` (and not alrea
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from autoenvscaling.execution.rundir import write_atomic
@@ -27,6 +26,7 @@ from autoenvscaling.tasks.dataset import (
     task_digest,
     task_ref_name,
 )
+from autoenvscaling.tasks.names import slug
 
 DEFAULT_ORG = "autoenv"
 
@@ -43,14 +43,10 @@ def harbor_manifest(
         ref_name, n = task_ref_name(task_dir, org), 1
         while ref_name in taken:  # a [task] name two tasks share: the later ones by dir name
             n += 1
-            ref_name = f"{org}/{_slug(rel)}" if n == 2 else f"{org}/{_slug(rel)}-{n}"
+            ref_name = f"{org}/{slug(rel)}" if n == 2 else f"{org}/{slug(rel)}-{n}"
         taken.add(ref_name)
         refs.append(DatasetTaskRef(name=ref_name, digest=task_digest(task_dir)))
     return HarborDatasetManifest(dataset=DatasetInfo(name=name, description=description), tasks=refs)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "task"
 
 
 def write_harbor_manifest(dataset_dir: Path, task_dirs: list[str], *, name: str, description: str = "") -> Path:

@@ -3,7 +3,6 @@ where to report progress."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -47,10 +46,6 @@ class NullEvents:
 
     def message(self, text: str) -> None:
         return None
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:60] or "task"
 
 
 @dataclass

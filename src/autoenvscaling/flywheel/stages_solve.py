@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from autoenvscaling.execution.rundir import fresh_dir
-from autoenvscaling.flywheel.context import RoundContext, slug
+from autoenvscaling.flywheel.context import RoundContext
 from autoenvscaling.flywheel.domains import seed_tasks
 from autoenvscaling.flywheel.layout import read_output
 from autoenvscaling.flywheel.records import (
@@ -22,6 +22,7 @@ from autoenvscaling.pool.models import EnvStatus
 from autoenvscaling.roles.evaluation import REPORT_FILENAME, default_ks, eval_report, write_report
 from autoenvscaling.roles.proposer.digest import digest_trials, render_digest
 from autoenvscaling.tasks.dataset import dataset_task_dirs
+from autoenvscaling.tasks.names import slug
 
 
 def solve_items(ctx: RoundContext) -> list[tuple[str, Path]]:
@@ -32,7 +33,7 @@ def solve_items(ctx: RoundContext) -> list[tuple[str, Path]]:
     learnable.sort(key=lambda e: (-e.round, e.id))
     items = [(f"env-{e.id}", e.path) for e in learnable[:want]]
     seeds = seed_tasks(ctx.config.seed_tasks, list(ctx.domains.values()))
-    items += [(f"seed-{i:02d}-{slug(p.name)}", p) for i, p in enumerate(seeds)][: max(0, want - len(items))]
+    items += [(f"seed-{i:02d}-{slug(p.name, max_len=60)}", p) for i, p in enumerate(seeds)][: max(0, want - len(items))]
     return items
 
 
@@ -79,7 +80,7 @@ def run_evaluate(ctx: RoundContext) -> EvaluateOutput:
     ``SolveRun`` attempts, pass@1 and pass@k (k = the configured attempts) with their intervals, in
     ``evaluate/eval.json`` and the stage's output."""
     held_out = held_out_tasks(ctx.config.eval.tasks)
-    items = [(f"eval-{i:02d}-{slug(p.name)}", p) for i, p in enumerate(held_out)]
+    items = [(f"eval-{i:02d}-{slug(p.name, max_len=60)}", p) for i, p in enumerate(held_out)]
     attempts = ctx.config.eval.attempts
     tasks = _solve(ctx, "evaluate", items, attempts) if items else []
     report = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 import uuid
 from datetime import UTC, datetime
@@ -12,15 +11,12 @@ from typing import TYPE_CHECKING, Any
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.pool.errors import OptionalDependencyError
 from autoenvscaling.pool.models import DatasetManifest, DatasetTask, EnvStatus, PoolEntry
+from autoenvscaling.tasks.names import slug
 
 if TYPE_CHECKING:
     from autoenvscaling.pool.catalog import Pool
 
 MANIFEST = "dataset.json"
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "task"
 
 
 def export_dataset(pool: Pool, dest: Path, statuses: list[EnvStatus]) -> DatasetManifest:
@@ -48,7 +44,7 @@ def _copy_entries(entries: list[PoolEntry], out: Path) -> list[DatasetTask]:
     tasks: list[DatasetTask] = []
     used: set[str] = set()
     for entry in entries:
-        name = _slug(entry.name)
+        name = slug(entry.name)
         if name in used:
             name = f"{name}-{entry.id[:8]}"
         used.add(name)

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from autoenvscaling.tasks.errors import TaskFormatError
 from autoenvscaling.tasks.model import find_task_dirs
+from autoenvscaling.tasks.names import slug
 
 MANIFEST_FILENAME = "dataset.toml"
 _NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*/[a-zA-Z0-9][a-zA-Z0-9._-]*$")
@@ -150,8 +151,7 @@ def task_ref_name(task_dir: Path, org: str) -> str:
     name = section.get("name") if isinstance(section, dict) else None
     if isinstance(name, str) and _NAME.match(name) and ".." not in name:
         return name
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", task_dir.name).strip("-.") or "task"
-    return f"{org}/{slug}"
+    return f"{org}/{slug(task_dir.name)}"
 
 
 def dataset_task_dirs(path: Path) -> list[Path]:

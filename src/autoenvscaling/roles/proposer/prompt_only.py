@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -27,6 +26,7 @@ from autoenvscaling.roles.proposer.domain import DomainContext
 from autoenvscaling.roles.proposer.outputs import image_paths, task_outputs
 from autoenvscaling.roles.proposer.records import GenerationResult
 from autoenvscaling.tasks.model import iter_task_files
+from autoenvscaling.tasks.names import slug
 
 AGENT_NAME = "autoenv-proposer-prompt"
 UNPARSEABLE = "proposal-unparseable"
@@ -134,10 +134,6 @@ def _safe_rel(path: str, prefix: str) -> str | None:
     return p.as_posix()
 
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:50] or "task"
-
-
 def proposal_outputs(proposal: PromptProposal) -> tuple[list[str], list[str]]:
     """The task's artifacts: the outputs the proposal lists, plus those its tests and solution show (outputs.py)."""
     tests = [proposal.test_sh, *(f.content for f in proposal.test_files)]
@@ -154,7 +150,10 @@ def write_proposal(proposal: PromptProposal, dest: Path, domain: str) -> list[st
         "schema_version": "1.4",
         # The files the tests grade: they run in a fresh container of the image holding only these.
         "artifacts": outputs,
-        "task": {"name": f"autoenv/{_slug(proposal.name)}", "description": proposal.description},
+        "task": {
+            "name": f"autoenv/{slug(proposal.name, lower=True, keep='', max_len=50)}",
+            "description": proposal.description,
+        },
         "metadata": {"difficulty": proposal.difficulty, "category": domain, "tags": []},
         "verifier": {"timeout_sec": 120, "environment_mode": "separate"},
         "agent": {"timeout_sec": 600},

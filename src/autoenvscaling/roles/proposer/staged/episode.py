@@ -55,10 +55,10 @@ from autoenvscaling.roles.proposer.staged.text import (
     clip_data,
     ensure_output_named,
     looks_like_prose,
-    slug,
     solution_in_instruction,
 )
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
+from autoenvscaling.tasks.names import slug
 from autoenvscaling.validate.validator import ValidationConfig
 
 STAGED_AGENT = "autoenv-proposer-staged"
@@ -176,7 +176,7 @@ class Episode:
             dest,
             parent=self.ctx.parent.path,
             files=self.files,
-            name=slug(idea.change if idea else self.task_id),
+            name=slug(idea.change if idea else self.task_id, lower=True, keep="", max_len=40),
             description=(idea.change if idea else "")[:200],
             category=self.ctx.domain.name,
             outputs=[self.output],

@@ -12,10 +12,6 @@ from autoenvscaling.roles.proposer.staged.spec import Compare
 MAX_DATA_LINES = 80
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "task"
-
-
 def clip_data(text: str) -> str:
     lines = text.splitlines()[:MAX_DATA_LINES]
     return "\n".join(lines)
