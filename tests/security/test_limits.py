@@ -26,7 +26,7 @@ def test_silent_task_gets_default_limits(make_task: MakeTask) -> None:
     root = make_task()
     (root / "task.toml").write_text('schema_version = "1.4"\n')
     task = load_task(root)
-    spec = EnvironmentBuilder.spec_for(task, "img", name_hint="x")
+    spec = EnvironmentBuilder(FakeBackend()).spec_for(task, "img", name_hint="x")
     assert spec.cpus and spec.memory_mb and spec.pids_limit and spec.file_size_mb
     assert task.config.agent.timeout_sec > 0 and task.config.verifier.timeout_sec > 0
 

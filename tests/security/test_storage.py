@@ -18,6 +18,7 @@ from hostile import MakeTask
 from autoenvscaling.images.catalog import BASE_IMAGE
 from autoenvscaling.sandbox.base import SandboxError, SandboxSpec, StorageLimitError
 from autoenvscaling.sandbox.docker import DockerBackend
+from autoenvscaling.sandbox.fake import FakeBackend
 from autoenvscaling.sandbox.storage import MAX_INTERVAL_SEC, MB, MIN_INTERVAL_SEC, StorageWatch, next_interval
 from autoenvscaling.tasks import load_task
 from autoenvscaling.validate.report import STORAGE_LIMIT, Verdict
@@ -79,9 +80,11 @@ def test_a_command_far_from_the_limit_costs_no_measure() -> None:
 
 
 def test_every_task_gets_a_storage_cap(make_task: MakeTask) -> None:
-    spec = EnvironmentBuilder.spec_for(load_task(make_task()), "img", name_hint="x")
+    spec = EnvironmentBuilder(FakeBackend()).spec_for(load_task(make_task()), "img", name_hint="x")
     assert spec.storage_mb == DEFAULT_STORAGE_MB
-    spec = EnvironmentBuilder.spec_for(load_task(make_task(environment=f"storage_mb = {CAP_MB}")), "img", name_hint="x")
+    spec = EnvironmentBuilder(FakeBackend()).spec_for(
+        load_task(make_task(environment=f"storage_mb = {CAP_MB}")), "img", name_hint="x"
+    )
     assert spec.storage_mb == spec.file_size_mb == CAP_MB
 
 

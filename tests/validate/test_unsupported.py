@@ -1,7 +1,8 @@
 """A task using a Harbor feature we do not run is an error in validate, solve and calibration, never `invalid`.
 
 Issue 14: a task with environment/docker-compose.yaml (and a Dockerfile for main) was run as one container, its
-oracle scored 0, and the verdict was `invalid`. Here the fake sandbox would score every run 0 the same way, so a
+oracle scored 0, and the verdict was `invalid`. Such tasks run now (on Docker); one whose compose file asks for
+something we do not grant (here extra capabilities) is refused. The fake sandbox would score every run 0, so a
 verdict other than `error` would show the task being run."""
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ services:
         condition: service_healthy
   api:
     build: ./api
+    cap_add: [NET_ADMIN]
     healthcheck:
       test: ["CMD", "test", "-f", "/ready"]
 """
@@ -64,7 +66,7 @@ def test_validate_refuses_compose_as_error(tmp_path: Path) -> None:
     run = ValidationRun(tmp_path / "run", backend, ValidationConfig(repeats=2, check_leakage=False))
     (rep,), summary = run.run([task])
     assert rep.verdict == Verdict.ERROR, (rep.failed_checks, rep.checks)
-    assert rep.error is not None and "docker-compose.yaml: multi-container tasks" in rep.error
+    assert rep.error is not None and "docker-compose.yaml: services.api.cap_add: extra capabilities" in rep.error
     assert "\n" not in rep.error
     assert rep.trials == [] and backend.sandboxes == [] and backend.builds == []
     assert summary.by_verdict == {"error": 1}
@@ -110,5 +112,15 @@ def test_validate_refuses_compose_on_docker(tmp_path: Path) -> None:
         pytest.fail(f"{BASE_IMAGE} is missing: run `autoenv images bootstrap`")
     run = ValidationRun(tmp_path / "run", backend, ValidationConfig(repeats=1))
     (rep,), _ = run.run([_compose_task(tmp_path / "compose-task")])
-    assert rep.verdict == Verdict.ERROR and rep.error is not None and "docker-compose" in rep.error
+    assert rep.verdict == Verdict.ERROR and rep.error is not None and "services.api.cap_add" in rep.error
     assert rep.trials == []
+
+
+def test_fake_backend_refuses_a_runnable_compose_task_as_error(tmp_path: Path) -> None:
+    task = _compose_task(tmp_path / "compose-task")
+    compose = task / "environment" / "docker-compose.yaml"
+    compose.write_text(compose.read_text().replace("    cap_add: [NET_ADMIN]\n", ""))
+    run = ValidationRun(tmp_path / "run", _fake(), ValidationConfig(repeats=1, check_leakage=False))
+    (rep,), _ = run.run([task])
+    assert rep.verdict == Verdict.ERROR, rep.checks
+    assert rep.error is not None and "fake sandbox runs no multi-container tasks (services: api)" in rep.error

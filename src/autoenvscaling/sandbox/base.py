@@ -66,6 +66,11 @@ class CopyOutLimitError(SandboxError):
     """A download from the sandbox exceeded the copy-out cap; nothing past the cap reached the host."""
 
 
+class ServiceStartError(SandboxError):
+    """A service next to the sandbox (a docker-compose service) did not start, exited, or did not become healthy in
+    time. An infrastructure error of the trial (no reward), as Harbor fails a trial whose ``compose up`` fails."""
+
+
 class ExecResult(BaseModel):
     stdout: str = ""
     stderr: str = ""
@@ -93,6 +98,30 @@ class Mount(BaseModel):
     read_only: bool = False
 
 
+class ServiceHealthcheck(BaseModel):
+    test: list[str]  # the engine's form: ["CMD", ...], ["CMD-SHELL", "cmd"], ["NONE"]
+    interval_sec: float = 30.0
+    timeout_sec: float = 30.0
+    retries: int = 3
+    start_period_sec: float = 0.0
+
+
+class ServiceSpec(BaseModel):
+    """A container started next to the sandbox's own, reachable by ``name`` on a network of the sandbox's own.
+
+    ``depends_on``: service name -> "service_started" | "service_healthy" | "service_completed_successfully"."""
+
+    name: str
+    image: str
+    env: dict[str, str] = Field(default_factory=dict)
+    command: list[str] | None = None  # None: the image's CMD
+    entrypoint: list[str] | None = None  # None: the image's ENTRYPOINT
+    workdir: str | None = None
+    user: str | None = None
+    healthcheck: ServiceHealthcheck | None = None  # None: the image's HEALTHCHECK, if any
+    depends_on: dict[str, str] = Field(default_factory=dict)
+
+
 class SandboxSpec(BaseModel):
     """What to start. Built from task.toml by the verifier/roles; backends only read it."""
 
@@ -112,6 +141,11 @@ class SandboxSpec(BaseModel):
     mounts: list[Mount] = Field(default_factory=list)
     labels: dict[str, str] = Field(default_factory=dict)
     run_id: str | None = None
+    # Multi-container sandboxes (docker-compose): the services, in start order, and what the sandbox's own
+    # container waits for; every service gets the limits above. ``network`` False: their network is internal.
+    services: list[ServiceSpec] = Field(default_factory=list)
+    depends_on: dict[str, str] = Field(default_factory=dict)
+    services_timeout_sec: float = 300.0  # for each wait on a service (healthy, completed)
 
 
 class BuildSpec(BaseModel):

@@ -19,6 +19,7 @@ import docker
 import docker.errors
 
 from autoenvscaling.sandbox.base import LABEL, BuildError, BuildSpec, SandboxError, SandboxSpec
+from autoenvscaling.sandbox.compose_sandbox import ComposeSandbox
 from autoenvscaling.sandbox.docker_sandbox import DockerSandbox
 from autoenvscaling.sandbox.engine import connect, engine_errors
 
@@ -141,7 +142,10 @@ class DockerBackend:
 
     def create(self, spec: SandboxSpec) -> DockerSandbox:
         # Without quotas, the sandbox watches its writable layer instead (sandbox/storage.py).
-        return DockerSandbox(self.client, spec, quota=bool(spec.storage_mb) and self.storage_quota)
+        quota = bool(spec.storage_mb) and self.storage_quota
+        if spec.services:  # a multi-container task: its services next to it, on a network of its own
+            return ComposeSandbox(self.client, spec, quota=quota)
+        return DockerSandbox(self.client, spec, quota=quota)
 
     @functools.cached_property
     def storage_quota(self) -> bool:

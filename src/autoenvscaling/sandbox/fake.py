@@ -85,6 +85,9 @@ class FakeBackend:
         return ref in self.images
 
     def create(self, spec: SandboxSpec) -> FakeSandbox:
+        if spec.services:  # a network of containers is beyond an in-memory shell; the docker backend runs them
+            names = ", ".join(s.name for s in spec.services)
+            raise SandboxError(f"the fake sandbox runs no multi-container tasks (services: {names}); use docker")
         sb = FakeSandbox(spec, self)
         self.sandboxes.append(sb)
         return sb

@@ -70,16 +70,17 @@ def owner_alive(labels: dict[str, str]) -> bool:
 
 class GcReport(BaseModel):
     containers: list[str] = Field(default_factory=list)  # names of removed containers
+    networks: list[str] = Field(default_factory=list)  # names of removed networks (multi-container sandboxes)
     images: list[str] = Field(default_factory=list)  # ids of removed dangling images
     skipped_live: list[str] = Field(default_factory=list)  # containers whose creator still runs
 
     @property
     def removed(self) -> int:
-        return len(self.containers) + len(self.images)
+        return len(self.containers) + len(self.networks) + len(self.images)
 
 
 def collect(client: docker.DockerClient, run_id: str | None = None, *, include_live: bool = False) -> GcReport:
-    """Remove orphaned sandbox containers (of ``run_id`` only, if given) and dangling labelled images."""
+    """Remove orphaned sandbox containers and networks (of ``run_id`` only, if given) and dangling labelled images."""
     import docker.errors
 
     report = GcReport()
@@ -97,11 +98,29 @@ def collect(client: docker.DockerClient, run_id: str | None = None, *, include_l
             except docker.errors.NotFound:
                 continue
             report.containers.append(c.name or c.id or "")
+        _collect_networks(client, filters, include_live, report)
         pruned = client.images.prune(filters={"dangling": True, "label": LABEL})
     except docker.errors.APIError as e:
         raise SandboxError(f"cleanup failed: {e.explanation or e}") from None
     report.images = [d["Deleted"] for d in pruned.get("ImagesDeleted") or [] if "Deleted" in d]
     return report
+
+
+def _collect_networks(client: docker.DockerClient, filters: list[str], include_live: bool, report: GcReport) -> None:
+    """The networks of multi-container sandboxes (sandbox/compose_sandbox.py), once their containers are gone."""
+    import docker.errors
+
+    for network in client.networks.list(filters={"label": filters}):
+        labels = network.attrs.get("Labels") or {}
+        if not include_live and owner_alive(labels):
+            continue
+        try:
+            network.remove()
+        except docker.errors.NotFound:
+            continue
+        except docker.errors.APIError:
+            continue  # a container still uses it (one gc skipped as live): removed with it next time
+        report.networks.append(network.name or network.id or "")
 
 
 def cleanup(run_id: str | None = None, *, include_live: bool = False, client: docker.DockerClient | None = None) -> int:

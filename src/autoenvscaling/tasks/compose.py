@@ -33,6 +33,20 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|us|ns|m|s)")
 _DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2's booleans, as compose reads them: only true/false (``off``, ``no``, ``yes`` stay strings)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+for _first in "tTfF":
+    _Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list(_first)
+    )
+
+
 class Condition(StrEnum):
     STARTED = "service_started"
     HEALTHY = "service_healthy"
@@ -303,7 +317,7 @@ def parse_compose(text: str, env_dir: Path | None = None) -> tuple[ComposeFile |
     if len(text.encode()) > MAX_COMPOSE_BYTES:
         return None, [ComposeProblem("(file)", f"larger than {MAX_COMPOSE_BYTES // 1024} KiB")]
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_Loader)  # a SafeLoader: plain data, never objects
     except yaml.YAMLError as e:
         return None, [ComposeProblem("(file)", f"not valid YAML: {str(e).splitlines()[0]}")]
     if not isinstance(doc, dict) or not isinstance(doc.get("services"), dict):

@@ -12,8 +12,17 @@ from pathlib import Path
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.images.aliases import alias_image, rewrite_dockerfile
-from autoenvscaling.sandbox.base import LABEL, BuildSpec, SandboxBackend, SandboxError, SandboxSpec
+from autoenvscaling.sandbox.base import (
+    LABEL,
+    BuildSpec,
+    SandboxBackend,
+    SandboxError,
+    SandboxSpec,
+    ServiceHealthcheck,
+    ServiceSpec,
+)
 from autoenvscaling.tasks import Task
+from autoenvscaling.tasks.compose import ComposeFile, ComposeService, read_compose
 from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.model import iter_task_files
 from autoenvscaling.tasks.support import unsupported_features
@@ -78,7 +87,15 @@ class EnvironmentBuilder:
             return self._locks.setdefault(key, threading.Lock())
 
     def image_for(self, task: Task) -> str:
+        """The main container's image; a multi-container task's service images are built (or found) too."""
         check_supported(task)
+        image = self._main_image(task)
+        compose = compose_of(task)
+        for svc in compose.services if compose is not None else []:
+            self._service_image(task, svc)
+        return image
+
+    def _main_image(self, task: Task) -> str:
         prebuilt = task.config.environment.docker_image
         has_dockerfile = task.paths.dockerfile.is_file()
         if prebuilt and (not has_dockerfile or not self.force_build):
@@ -92,23 +109,38 @@ class EnvironmentBuilder:
                 return image
         if not has_dockerfile:
             raise UserInputError(f"{task.paths.dockerfile}: missing (and no [environment].docker_image)")
-        return self._build(task)
+        return self._build(task, task.paths.environment_dir, "Dockerfile", _slug(task.name))
 
-    def _build(self, task: Task) -> str:
-        text = task.paths.dockerfile.read_text(encoding="utf-8", errors="replace")
+    def _service_image(self, task: Task, svc: ComposeService) -> str:
+        """A compose service's image: built from its context inside environment/, or a local image (never pulled)."""
+        if svc.build_context is not None:
+            context = task.paths.environment_dir / svc.build_context
+            return self._build(task, context, svc.dockerfile, f"{_slug(task.name)}-{svc.name}")
+        assert svc.image is not None  # tasks/compose.py: an image or a build
+        image = alias_image(svc.image, self.aliases)
+        if not self.backend.image_exists(image):
+            raise SandboxError(
+                f"{task.paths.compose_file}: image {image!r} of service {svc.name!r} is not available here (nothing "
+                f"is pulled); use --image-alias {svc.image}=<local image>"
+            )
+        return image
+
+    def _build(self, task: Task, context_dir: Path, dockerfile: str, name: str) -> str:
+        text = (context_dir / dockerfile).read_text(encoding="utf-8", errors="replace")
         rewritten, applied = rewrite_dockerfile(text, self.aliases)
-        digest = environment_hash(task.paths.environment_dir, extra=repr(applied))
-        tag = f"{TASK_IMAGE_REPO}/{_slug(task.name)}:{digest}"
+        extra = repr(applied) if dockerfile == "Dockerfile" else f"{applied!r}{dockerfile}"
+        tag = f"{TASK_IMAGE_REPO}/{name}:{environment_hash(context_dir, extra=extra)}"
         with self._lock(tag):
             if tag in self._built or (not self.force_build and self.backend.image_exists(tag)):
                 self._built.add(tag)
                 return tag
             with tempfile.TemporaryDirectory(prefix="autoenv-build-") as tmp:
                 context = Path(tmp) / "context"
-                shutil.copytree(task.paths.environment_dir, context, symlinks=True)
-                (context / "Dockerfile").write_text(rewritten, encoding="utf-8")
+                shutil.copytree(context_dir, context, symlinks=True)
+                (context / dockerfile).write_text(rewritten, encoding="utf-8")
                 spec = BuildSpec(
                     context_dir=context,
+                    dockerfile=dockerfile,
                     tag=tag,
                     timeout_sec=task.config.environment.build_timeout_sec,
                     labels={LABEL: "1", "autoenvscaling.task": task.display_name},
@@ -118,16 +150,19 @@ class EnvironmentBuilder:
             self._built.add(tag)
             return tag
 
-    @staticmethod
     def spec_for(
-        task: Task, image: str, *, name_hint: str, run_id: str | None = None, network: bool | None = None
+        self, task: Task, image: str, *, name_hint: str, run_id: str | None = None, network: bool | None = None
     ) -> SandboxSpec:
+        """The main container, and a multi-container task's services (started next to it, on its network)."""
         env_cfg = task.config.environment
+        compose = compose_of(task)
+        services = [service_spec(svc, self._service_image(task, svc)) for svc in compose.services] if compose else []
         return SandboxSpec(
             image=image,
             name_hint=name_hint,
             workdir=env_cfg.workdir,
-            env=dict(env_cfg.env),
+            # As in Harbor: the compose file's environment for main, task.toml's [environment].env over it.
+            env={**(compose.main.environment if compose else {}), **env_cfg.env},
             cpus=min(env_cfg.cpus or DEFAULT_CPUS, float(os.cpu_count() or 1)),
             memory_mb=env_cfg.memory_mb or DEFAULT_MEMORY_MB,
             file_size_mb=env_cfg.storage_mb or DEFAULT_FILE_SIZE_MB,
@@ -136,4 +171,31 @@ class EnvironmentBuilder:
             network=task.config.network_enabled if network is None else network,
             run_id=run_id,
             labels={"autoenvscaling.task": task.display_name},
+            services=services,
+            depends_on={name: c.value for name, c in compose.main.depends_on.items()} if compose else {},
         )
+
+
+def compose_of(task: Task) -> ComposeFile | None:
+    """The task's environment/docker-compose.yaml as models (None without one); refused files raise."""
+    compose, problems = read_compose(task.paths.environment_dir)
+    if problems:
+        raise UnsupportedTaskError(
+            f"{task.paths.root.name}: environment/docker-compose.yaml: {problems[0].key}: {problems[0].why}"
+        )
+    return compose
+
+
+def service_spec(svc: ComposeService, image: str) -> ServiceSpec:
+    hc = svc.healthcheck
+    return ServiceSpec(
+        name=svc.name,
+        image=image,
+        env=dict(svc.environment),
+        command=svc.command,
+        entrypoint=svc.entrypoint,
+        workdir=svc.working_dir,
+        user=svc.user,
+        healthcheck=ServiceHealthcheck.model_validate(hc.model_dump()) if hc is not None else None,
+        depends_on={name: c.value for name, c in svc.depends_on.items()},
+    )
