@@ -40,8 +40,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from autoenvscaling.errors import AutoEnvError
-from autoenvscaling.llm.config import open_model, parse_model_arg
+from autoenvscaling.llm.config import parse_model_arg
 from autoenvscaling.llm.cost import estimate_cost
+from autoenvscaling.llm.factory import open_model
 from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.novelty import grading_text, instruction_text, similarity

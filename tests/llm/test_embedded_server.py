@@ -9,8 +9,9 @@ import urllib.request
 import pytest
 
 from autoenvscaling.llm.base import Message, ModelError
-from autoenvscaling.llm.config import open_model, parse_model_arg
+from autoenvscaling.llm.config import parse_model_arg
 from autoenvscaling.llm.embedded import EmbeddedServer
+from autoenvscaling.llm.factory import open_model
 
 pytestmark = pytest.mark.embedded_model
 

@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.llm.base import Message, ModelNotInstalledError
-from autoenvscaling.llm.config import ModelConfig, open_model, parse_model_arg
+from autoenvscaling.llm.config import ModelConfig, parse_model_arg
+from autoenvscaling.llm.factory import open_model
 from autoenvscaling.llm.openai_model import OpenAIModel
 from autoenvscaling.llm.scripted import ScriptedModel
 

@@ -13,7 +13,8 @@ import pytest
 
 from autoenvscaling.agent.loop import AgentConfig
 from autoenvscaling.agent.trajectory import read_trajectory
-from autoenvscaling.llm.config import open_model, parse_model_arg
+from autoenvscaling.llm.config import parse_model_arg
+from autoenvscaling.llm.factory import open_model
 from autoenvscaling.roles.solve_run import SolveRun
 from autoenvscaling.roles.solver import SolverAgent
 from autoenvscaling.sandbox.registry import get_backend

@@ -16,7 +16,7 @@ from autoenvscaling.flywheel.layout import RunPaths
 from autoenvscaling.flywheel.records import ExportOutput, TrainOutput
 from autoenvscaling.flywheel.stages_train import run_train
 from autoenvscaling.llm.base import Message, ToolSpec
-from autoenvscaling.llm.config import open_model
+from autoenvscaling.llm.factory import open_model
 from autoenvscaling.pool import Pool
 from autoenvscaling.sandbox.docker import DockerBackend
 

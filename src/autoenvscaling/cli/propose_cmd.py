@@ -91,7 +91,8 @@ def propose(
 ) -> None:
     """Generate N candidate environments and validate each (K oracle runs + nop + leakage)."""
     from autoenvscaling.execution.rundir import new_run_id
-    from autoenvscaling.llm.config import open_model, parse_model_arg
+    from autoenvscaling.llm.config import parse_model_arg
+    from autoenvscaling.llm.factory import open_model
     from autoenvscaling.roles.proposer.config import ProposerConfig
     from autoenvscaling.roles.proposer.domain import domain_context
     from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun

@@ -56,7 +56,8 @@ def agent_factory(
     if agent != "llm":
         raise UserInputError(f"--agent {agent!r}: expected llm, oracle or nop")
     from autoenvscaling.agent.loop import AgentConfig
-    from autoenvscaling.llm.config import open_model, parse_model_arg
+    from autoenvscaling.llm.config import parse_model_arg
+    from autoenvscaling.llm.factory import open_model
     from autoenvscaling.roles.solver import SolverAgent
     from autoenvscaling.roles.tuning import tune_solver
 

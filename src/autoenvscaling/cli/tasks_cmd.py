@@ -79,7 +79,8 @@ def judge(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JudgeReport per line as JSON.")] = False,
 ) -> None:
     """Ask a model whether each task's instruction, tests and solution agree (the alignment rubric)."""
-    from autoenvscaling.llm.config import open_model, parse_model_arg
+    from autoenvscaling.llm.config import parse_model_arg
+    from autoenvscaling.llm.factory import open_model
     from autoenvscaling.roles.judge import CRITERIA, JudgeConfig, judge_task
     from autoenvscaling.tasks.model import find_task_dirs, load_task
 

@@ -14,7 +14,8 @@ from autoenvscaling.flywheel.backend import RunBackend
 from autoenvscaling.flywheel.config import FlywheelConfig
 from autoenvscaling.flywheel.layout import RunPaths
 from autoenvscaling.llm.base import Model
-from autoenvscaling.llm.config import ModelConfig, open_model
+from autoenvscaling.llm.config import ModelConfig
+from autoenvscaling.llm.factory import open_model
 from autoenvscaling.pool import Pool
 from autoenvscaling.roles.proposer.domain import DomainContext
 from autoenvscaling.roles.remote_solver import RemoteSolverFactory

@@ -45,7 +45,8 @@ from autoenvscaling.flywheel.stages_pool import run_calibrate, run_dedup
 from autoenvscaling.flywheel.stages_propose import run_propose, run_validate
 from autoenvscaling.flywheel.stages_solve import run_digest, run_evaluate, run_solve
 from autoenvscaling.flywheel.stages_train import run_export, run_train
-from autoenvscaling.llm.config import ModelConfig, open_model
+from autoenvscaling.llm.config import ModelConfig
+from autoenvscaling.llm.factory import open_model
 from autoenvscaling.pool import EnvStatus, Pool
 from autoenvscaling.roles.tuning import resolve_mode, share_server, tune_proposer, tune_solver
 from autoenvscaling.sandbox.base import SandboxBackend

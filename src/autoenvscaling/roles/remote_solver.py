@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from autoenvscaling.agent.loop import AgentConfig
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.llm.base import Model
-from autoenvscaling.llm.config import ModelConfig, open_model
+from autoenvscaling.llm.config import ModelConfig
+from autoenvscaling.llm.factory import open_model
 from autoenvscaling.roles.solver import SolverAgent
 
 _opened: dict[str, Model] = {}

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from autoenvscaling.agent.trajectory import read_trajectory
-from autoenvscaling.llm.config import open_model, parse_model_arg
+from autoenvscaling.llm.config import parse_model_arg
+from autoenvscaling.llm.factory import open_model
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.tuning import tune_proposer
