@@ -11,7 +11,8 @@ from autoenvscaling.tasks.config import (
     VerifierConfig,
 )
 from autoenvscaling.tasks.errors import TaskFormatError
-from autoenvscaling.tasks.lint import Finding, lint_task
+from autoenvscaling.tasks.lint import lint_task
+from autoenvscaling.tasks.lint_rules import Finding
 from autoenvscaling.tasks.model import Task, find_task_dirs, load_task, save_task
 from autoenvscaling.tasks.paths import TaskPaths
 
