@@ -14,27 +14,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolSpec, Usage
-
-
-@dataclass(frozen=True)
-class ScriptedError:
-    message: str = "scripted model failure"
-
-
-@dataclass(frozen=True)
-class ScriptedDelay:
-    seconds: float
-    reply: str | ModelResponse
-
-
-ScriptItem = str | ModelResponse | ScriptedError | ScriptedDelay
-Responder = Callable[[list[Message]], ScriptItem]
+from autoenvscaling.llm.scripted_items import Responder, ScriptedDelay, ScriptedError, ScriptItem
+from autoenvscaling.llm.scripted_rules import RuleResponder
 
 
 class ScriptedModel:
@@ -67,8 +53,6 @@ class ScriptedModel:
             raise ModelError(f"{path}: cannot read scripted replies: {e}") from None
         name = f"scripted:{path.name}"
         if isinstance(data, dict):  # a rules script: replies chosen per conversation (see scripted_rules)
-            from autoenvscaling.llm.scripted_rules import RuleResponder
-
             return cls(responder=RuleResponder.from_data(data, name), name=name)
         if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
             raise ModelError(f"{path}: expected a JSON list of reply strings (or a rules object)")

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from autoenvscaling.llm.base import Message, ModelError
-from autoenvscaling.llm.scripted import ScriptedDelay, ScriptedError, ScriptItem
+from autoenvscaling.llm.scripted_items import ScriptedDelay, ScriptedError, ScriptItem
 
 
 class _Item(BaseModel):
