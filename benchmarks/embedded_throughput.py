@@ -20,7 +20,7 @@ from typing import Any
 
 from autoenvscaling.llm.base import Message
 from autoenvscaling.llm.config import ModelConfig
-from autoenvscaling.llm.embedded import EmbeddedServer
+from autoenvscaling.llm.embedded_server import EmbeddedServer
 from autoenvscaling.llm.openai_model import OpenAIModel
 from autoenvscaling.llm.openai_parse import to_wire_messages
 

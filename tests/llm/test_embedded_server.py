@@ -10,7 +10,7 @@ import pytest
 
 from autoenvscaling.llm.base import Message, ModelError
 from autoenvscaling.llm.config import parse_model_arg
-from autoenvscaling.llm.embedded import EmbeddedServer
+from autoenvscaling.llm.embedded_server import EmbeddedServer
 from autoenvscaling.llm.factory import open_model
 
 pytestmark = pytest.mark.embedded_model

@@ -35,7 +35,7 @@ def serve(
     ctx: int = typer.Option(16384, "--ctx", min=256, help="Context tokens per parallel slot."),
 ) -> None:
     """Serve the embedded model as an OpenAI-compatible endpoint until Ctrl-C."""
-    from autoenvscaling.llm.embedded import EmbeddedServer
+    from autoenvscaling.llm.embedded_server import EmbeddedServer
 
     server = EmbeddedServer(size, port=port, parallel=parallel, ctx_per_slot=ctx)
     with console.status(f"loading {size} model..."):

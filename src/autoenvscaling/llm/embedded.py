@@ -41,12 +41,9 @@ from rich.progress import (
 )
 
 from autoenvscaling.llm.base import ModelError, ModelNotInstalledError
-from autoenvscaling.llm.embedded_server import EmbeddedServer
 from autoenvscaling.llm.embedded_specs import DEFAULT_SIZE, LICENSE_FILENAME, SPECS, ModelSpec
 
-# EmbeddedServer is re-exported: ``embedded`` is the one place callers look for the embedded model.
 __all__ = [
-    "EmbeddedServer",
     "InstalledModel",
     "get_spec",
     "install",

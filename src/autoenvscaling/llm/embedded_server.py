@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any
 
 from autoenvscaling.llm.base import ModelError
+from autoenvscaling.llm.embedded import model_path as installed_model_path
 from autoenvscaling.llm.embedded_specs import DEFAULT_SIZE
 
 DEFAULT_CTX_PER_SLOT = 16384  # an agent episode: system prompt + ~30 turns of commands and output
@@ -77,9 +78,7 @@ class EmbeddedServer:
     def model_path(self) -> Path:
         if self._model_path is not None:
             return self._model_path
-        from autoenvscaling.llm.embedded import model_path  # the installer imports this module
-
-        return model_path(self.size)
+        return installed_model_path(self.size)
 
     def start(self) -> EmbeddedServer:
         if self.running:
