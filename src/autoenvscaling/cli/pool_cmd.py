@@ -234,6 +234,7 @@ def export(
     """Write the matching environments as a Harbor dataset dir (default: learnable ones) with Harbor's dataset.toml."""
     from autoenvscaling.errors import UserInputError
     from autoenvscaling.export.harbor_dataset import export_harbor_dataset
+    from autoenvscaling.export.pool_dataset import export_parquet
     from autoenvscaling.tasks.dataset import DatasetInfo
 
     statuses = status or ["learnable"]
@@ -245,7 +246,7 @@ def export(
         manifest = export_harbor_dataset(p, dest, statuses, name=name)
         console.print(f"exported {manifest.count} task dir(s) ({', '.join(statuses)}) to {escape(str(dest))}")
         if parquet is not None:
-            p.export_parquet(parquet, status=statuses)
+            export_parquet(p, parquet, status=statuses)
             console.print(f"wrote {escape(str(parquet))}")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoenvscaling.execution.rundir import write_atomic
+from autoenvscaling.export.pool_dataset import export_dataset
 from autoenvscaling.pool import Pool
 from autoenvscaling.pool.catalog import StatusFilter
 from autoenvscaling.pool.models import DatasetManifest
@@ -59,7 +60,7 @@ def write_harbor_manifest(dataset_dir: Path, task_dirs: list[str], *, name: str,
 def export_harbor_dataset(
     pool: Pool, dest: Path, status: StatusFilter, *, name: str, description: str = ""
 ) -> DatasetManifest:
-    """``pool.export_dataset`` (task dirs + dataset.json), then Harbor's ``dataset.toml`` over the same task dirs."""
-    manifest = pool.export_dataset(dest, status=status)
+    """``export_dataset`` (task dirs + dataset.json), then Harbor's ``dataset.toml`` over the same task dirs."""
+    manifest = export_dataset(pool, dest, status=status)
     write_harbor_manifest(dest, [t.path for t in manifest.tasks], name=name, description=description)
     return manifest

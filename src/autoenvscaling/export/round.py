@@ -24,6 +24,7 @@ from autoenvscaling.agent.errors import TrajectoryError
 from autoenvscaling.agent.trajectory import read_trajectory
 from autoenvscaling.export.chat import ChatMessage, sft_example, trajectory_messages
 from autoenvscaling.export.harbor_dataset import DEFAULT_ORG, export_harbor_dataset
+from autoenvscaling.export.pool_dataset import export_parquet
 from autoenvscaling.pool import Pool
 from autoenvscaling.pool.errors import OptionalDependencyError
 from autoenvscaling.pool.models import EnvStatus
@@ -96,7 +97,7 @@ def export_round(
         export.dataset_dir, export.learnable = str(out_dir / "dataset"), manifest.count
 
     def parquet() -> None:
-        export.parquet = str(pool.export_parquet(out_dir / "pool.parquet"))
+        export.parquet = str(export_parquet(pool, out_dir / "pool.parquet"))
 
     def sft() -> None:
         path = out_dir / "sft.jsonl"

@@ -1,4 +1,5 @@
-"""The environment pool: SQLite catalog over Harbor task dirs, near-duplicate detection, dataset export."""
+"""The environment pool: SQLite catalog over Harbor task dirs, near-duplicate detection, calibration (its exports
+are in ``export/``)."""
 
 from autoenvscaling.pool.catalog import Pool
 from autoenvscaling.pool.dedup import DedupConfig

@@ -27,7 +27,6 @@ from autoenvscaling.pool.models import (
     AddResult,
     Calibration,
     CalibrationBand,
-    DatasetManifest,
     EnvSource,
     EnvStatus,
     Lineage,
@@ -68,7 +67,8 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def _statuses(status: StatusFilter) -> builtins.list[EnvStatus] | None:
+def parse_statuses(status: StatusFilter) -> builtins.list[EnvStatus] | None:
+    """The statuses a filter names (None: no filter); an unknown name is a UserInputError."""
     if status is None:
         return None
     if isinstance(status, EnvStatus | str):
@@ -319,7 +319,7 @@ class Pool:
         """Entries matching every given filter, oldest first."""
         where: builtins.list[str] = []
         args: builtins.list[object] = []
-        statuses = _statuses(status)
+        statuses = parse_statuses(status)
         if statuses is not None:
             where.append(f"status IN ({','.join('?' * len(statuses))})")
             args += [s.value for s in statuses]
@@ -334,7 +334,7 @@ class Pool:
         return [entry_from_row(r, self.envs_dir) for r in rows]
 
     def count(self, *, status: StatusFilter = None) -> int:
-        statuses = _statuses(status)
+        statuses = parse_statuses(status)
         if statuses is None:
             return int(self._conn().execute("SELECT COUNT(*) FROM envs").fetchone()[0])
         marks = ",".join("?" * len(statuses))
@@ -351,7 +351,7 @@ class Pool:
         return self.get(full)
 
     def set_status(self, env_id: str, status: EnvStatus | str) -> PoolEntry:
-        (new,) = _statuses(status) or [EnvStatus.CANDIDATE]
+        (new,) = parse_statuses(status) or [EnvStatus.CANDIDATE]
         return self._update(env_id, status=new.value)
 
     def retire(self, env_id: str) -> PoolEntry:
@@ -389,15 +389,3 @@ class Pool:
         from autoenvscaling.tasks.model import find_task_dirs
 
         return [self.add(t, domain=domain, round=round, source=source) for t in find_task_dirs([Path(dataset_dir)])]
-
-    def export_dataset(self, dest: Path | str, *, status: StatusFilter = EnvStatus.LEARNABLE) -> DatasetManifest:
-        """Copy the matching task dirs into ``dest`` (a Harbor dataset dir) and write ``dataset.json``."""
-        from autoenvscaling.pool.dataset import export_dataset
-
-        return export_dataset(self, Path(dest), _statuses(status) or builtins.list(EnvStatus))
-
-    def export_parquet(self, path: Path | str, *, status: StatusFilter = None) -> Path:
-        """One row per entry (pyarrow, from the ``report`` extra)."""
-        from autoenvscaling.pool.dataset import export_parquet
-
-        return export_parquet(self.list(status=status), Path(path))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field, ValidationError
 
 from autoenvscaling.errors import UserInputError
-from autoenvscaling.pool.dataset import MANIFEST
+from autoenvscaling.export.pool_dataset import MANIFEST
 from autoenvscaling.pool.models import DatasetManifest
 from autoenvscaling.tasks.errors import TaskFormatError
 from autoenvscaling.tasks.model import find_task_dirs, load_task

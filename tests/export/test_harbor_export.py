@@ -11,7 +11,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from pool_tasks import write_task
 from typer.testing import CliRunner
 
 from autoenvscaling.cli.app import app
@@ -20,6 +19,7 @@ from autoenvscaling.export.round import export_round
 from autoenvscaling.pool import Calibration, EnvStatus, Pool
 from autoenvscaling.tasks.dataset import dataset_task_dirs, read_manifest, task_digest
 from autoenvscaling.validate.report import ValidationReport, Verdict
+from pool_tasks import write_task
 
 NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*/[a-zA-Z0-9][a-zA-Z0-9._-]*$")
 DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")

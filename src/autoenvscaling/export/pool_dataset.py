@@ -1,4 +1,6 @@
-"""Hand-off formats of the pool: a Harbor dataset dir (task dirs + ``dataset.json``) and a parquet table."""
+"""Hand-off formats of the pool: a Harbor dataset dir (task dirs + ``dataset.json``) and a parquet table.
+
+``export_harbor_dataset`` (``harbor_dataset``) adds Harbor's ``dataset.toml`` to the first."""
 
 from __future__ import annotations
 
@@ -6,22 +8,22 @@ import shutil
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from autoenvscaling.errors import UserInputError
+from autoenvscaling.pool.catalog import Pool, StatusFilter, parse_statuses
 from autoenvscaling.pool.errors import OptionalDependencyError
 from autoenvscaling.pool.models import DatasetManifest, DatasetTask, EnvStatus, PoolEntry
 from autoenvscaling.tasks.names import slug
 
-if TYPE_CHECKING:
-    from autoenvscaling.pool.catalog import Pool
-
 MANIFEST = "dataset.json"
 
 
-def export_dataset(pool: Pool, dest: Path, statuses: list[EnvStatus]) -> DatasetManifest:
-    """Write the dataset next to ``dest`` and rename it into place, replacing an earlier export there."""
-    dest = dest.resolve()
+def export_dataset(pool: Pool, dest: Path | str, *, status: StatusFilter = EnvStatus.LEARNABLE) -> DatasetManifest:
+    """Copy the matching task dirs into ``dest`` (a Harbor dataset dir) and write ``dataset.json``: written next
+    to ``dest`` and renamed into place, replacing an earlier export there."""
+    statuses = parse_statuses(status) or list(EnvStatus)
+    dest = Path(dest).resolve()
     if dest.exists() and any(dest.iterdir()) and not (dest / MANIFEST).is_file():
         raise UserInputError(f"{dest}: exists and is not an exported dataset; choose an empty or new dir")
     entries = pool.list(status=statuses)
@@ -91,7 +93,8 @@ def _row(entry: PoolEntry) -> dict[str, Any]:
     }
 
 
-def export_parquet(entries: list[PoolEntry], path: Path) -> Path:
+def export_parquet(pool: Pool, path: Path | str, *, status: StatusFilter = None) -> Path:
+    """One row per entry (pyarrow, from the ``report`` extra)."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -106,7 +109,8 @@ def export_parquet(entries: list[PoolEntry], path: Path) -> Path:
          ("pass_rate", num), ("learnability", num), ("lineage", text), ("validation", text),
          ("calibration", text)]
     )  # fmt: skip
-    table = pa.Table.from_pylist([_row(e) for e in entries], schema=schema)
+    table = pa.Table.from_pylist([_row(e) for e in pool.list(status=status)], schema=schema)
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
     return path

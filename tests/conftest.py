@@ -1,4 +1,4 @@
-"""Fixtures for the pool tests."""
+"""Fixtures shared across test folders: an open pool and a dir for task dirs (the pool and export tests)."""
 
 from __future__ import annotations
 
