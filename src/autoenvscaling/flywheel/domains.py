@@ -6,10 +6,9 @@ import math
 from pathlib import Path
 
 from autoenvscaling.errors import UserInputError
-from autoenvscaling.roles.proposer.domain import REPO_ROOT, DomainContext, domain_context
+from autoenvscaling.roles.proposer.domain import DomainContext, domain_context
+from autoenvscaling.roles.proposer.packs import examples_base
 from autoenvscaling.tasks import find_task_dirs
-
-EXAMPLES_ROOT = REPO_ROOT / "examples"
 
 
 def resolve_domain(name: str) -> DomainContext:
@@ -17,7 +16,7 @@ def resolve_domain(name: str) -> DomainContext:
     try:
         return domain_context(name)
     except UserInputError:
-        examples_dir = EXAMPLES_ROOT / name
+        examples_dir = examples_base() / "examples" / name
         if not examples_dir.is_dir():
             raise
         return DomainContext(name=name, examples=find_task_dirs([examples_dir]))

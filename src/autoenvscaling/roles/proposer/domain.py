@@ -13,10 +13,10 @@ from pydantic import BaseModel, Field
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.images.catalog import catalog_names
+from autoenvscaling.roles.proposer.packs import load_pack
 from autoenvscaling.validate.validator import ValidationConfig
 
 DEFAULT_IMAGE = "autoenv/terminal:latest"
-REPO_ROOT = Path(__file__).resolve().parents[4]  # src/autoenvscaling/roles/proposer/ -> repository root
 
 
 class DomainContext(BaseModel):
@@ -44,8 +44,6 @@ class DomainContext(BaseModel):
 
 def domain_context(name: str) -> DomainContext:
     """The context of the domain pack ``name`` (``roles/proposer/domains/<name>/``)."""
-    from autoenvscaling.roles.proposer.packs import load_pack  # packs imports REPO_ROOT from here
-
     pack = load_pack(name)
     return DomainContext(
         name=pack.name,

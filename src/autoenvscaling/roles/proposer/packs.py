@@ -4,7 +4,8 @@
       pack.toml    name, description, image (catalog image drafts start FROM), examples_dir, validator_extras
       guide.md     the domain guide, read by the proposer as /workshop/guide.md
 
-The example tasks live in the repository (``examples_dir`` is relative to its root), not in the package.
+The example tasks live in the repository's ``examples/`` (``examples_dir`` is relative to its root); a wheel ships
+that folder inside the package (pyproject's force-include), where ``examples_base`` finds it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from autoenvscaling.errors import UserInputError
 from autoenvscaling.tasks import TaskFormatError, find_task_dirs
 
 _PACKAGE = "autoenvscaling.roles.proposer"
+REPO_ROOT = Path(__file__).resolve().parents[4]  # src/autoenvscaling/roles/proposer/ -> repository root
 _DOMAINS = "domains"
 
 
@@ -51,11 +53,7 @@ class DomainPack(BaseModel):
         path = Path(self.examples_dir)
         if path.is_absolute():
             return path
-        if repo_root is None:
-            from autoenvscaling.roles.proposer.domain import REPO_ROOT
-
-            repo_root = REPO_ROOT
-        return repo_root / path
+        return (examples_base() if repo_root is None else repo_root) / path
 
     def examples(self, repo_root: Path | None = None) -> list[Path]:
         """The example task dirs (sorted); empty when the examples dir is missing (e.g. a wheel install)."""
@@ -66,6 +64,13 @@ class DomainPack(BaseModel):
             return find_task_dirs([path])
         except TaskFormatError:
             return []
+
+
+def examples_base() -> Path:
+    """What ``examples/...`` is relative to: the repository root in a checkout, else the installed package."""
+    if (REPO_ROOT / "examples").is_dir():
+        return REPO_ROOT
+    return Path(str(resources.files("autoenvscaling")))
 
 
 def _domains_dir() -> Traversable:
