@@ -59,8 +59,16 @@ def load_base(base: str, dtype: str = "auto") -> tuple[PreTrainedModel, PreTrain
     path = Path(base)
     kwargs: dict[str, Any] = {"dtype": torch_dtype(dtype)}
     if path.suffix == ".gguf":
+        from transformers import GgufConfig
+
         tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+        # Dense weights to train on: dequantized at load, and no longer marked as a quantized model (the Trainer
+        # refuses to train a model that carries a GGUF quantizer, even one whose weights are already dense).
+        kwargs["quantization_config"] = GgufConfig(gguf_file=path.name, dequantize=True)
         model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, **kwargs)
+        quantizer = getattr(model, "hf_quantizer", None)
+        if quantizer is not None:
+            quantizer.remove_quantization_config(model)
     else:
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
