@@ -1,11 +1,11 @@
 """Harbor task format: task.toml models, paths, load/save and lint. Imports nothing of the project."""
 
 from autoenvscaling.tasks.config import (
-    AgentConfig,
     EnvironmentConfig,
     NetworkMode,
     SolutionConfig,
     StepConfig,
+    TaskAgentConfig,
     TaskConfig,
     TaskInfo,
     VerifierConfig,
@@ -17,13 +17,13 @@ from autoenvscaling.tasks.model import Task, find_task_dirs, load_task, save_tas
 from autoenvscaling.tasks.paths import TaskPaths
 
 __all__ = [
-    "AgentConfig",
     "EnvironmentConfig",
     "Finding",
     "NetworkMode",
     "SolutionConfig",
     "StepConfig",
     "Task",
+    "TaskAgentConfig",
     "TaskConfig",
     "TaskFormatError",
     "TaskInfo",

@@ -113,7 +113,9 @@ class VerifierConfig(_Section):
     collect: list[CollectHook] = Field(default_factory=list)
 
 
-class AgentConfig(_Section):
+class TaskAgentConfig(_Section):
+    """task.toml's ``[agent]`` table (Harbor calls it AgentConfig; ``agent.loop.AgentConfig`` is the loop's own)."""
+
     timeout_sec: Seconds = DEFAULT_AGENT_TIMEOUT_SEC
     user: str | int | None = None
     network_mode: NetworkMode | None = None
@@ -192,7 +194,7 @@ class StepConfig(_Section):
     name: Annotated[str, AfterValidator(_check_step_name)]
     min_reward: float | dict[str, float] | None = None
     contributes_to_mean: bool | None = None
-    agent: AgentConfig | None = None
+    agent: TaskAgentConfig | None = None
     verifier: VerifierConfig | None = None
     healthcheck: HealthcheckConfig | None = None  # after the step's setup, before its agent (and the task's)
     artifacts: list[ArtifactPath | ArtifactTable] = Field(default_factory=list)
@@ -205,7 +207,7 @@ class TaskConfig(_Section):
     task: TaskInfo = Field(default_factory=TaskInfo)
     metadata: dict[str, Any] = Field(default_factory=dict)
     verifier: VerifierConfig = Field(default_factory=VerifierConfig)
-    agent: AgentConfig = Field(default_factory=AgentConfig)
+    agent: TaskAgentConfig = Field(default_factory=TaskAgentConfig)
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     solution: SolutionConfig = Field(default_factory=SolutionConfig)
     steps: list[StepConfig] = Field(default_factory=list)

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autoenvscaling.tasks.config import AgentConfig, StepConfig, TaskConfig, VerifierConfig
+from autoenvscaling.tasks.config import StepConfig, TaskAgentConfig, TaskConfig, VerifierConfig
 from autoenvscaling.tasks.model import Task
 from autoenvscaling.tasks.paths import TaskPaths
 
@@ -66,7 +66,7 @@ class StepPaths(TaskPaths):
         return self.workdir_dir / "setup.sh"
 
 
-def _step_agent(task: AgentConfig, step: AgentConfig | None) -> AgentConfig:
+def _step_agent(task: TaskAgentConfig, step: TaskAgentConfig | None) -> TaskAgentConfig:
     if step is None:
         return task
     update: dict[str, object] = {}
