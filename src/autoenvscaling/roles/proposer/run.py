@@ -48,7 +48,7 @@ from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduce
 from autoenvscaling.roles.proposer.staged.episode import StagedContext
 from autoenvscaling.roles.proposer.staged.flow import run_staged_episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
-from autoenvscaling.roles.proposer.staged.parents import Parent, parent_candidates, worked_example
+from autoenvscaling.roles.proposer.staged.parents import Parent, parent_candidates, second_parent, worked_example
 from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.proposer.staged.text import findings_from_digest
 from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
@@ -269,6 +269,7 @@ class ProposeRun:
         ctx = StagedContext(
             domain=self.domain,
             parent=parent,
+            second=second_parent(self.parents, i),
             findings=findings,
             references=self.references(GenerationResult(id=gid, mode=self.config.mode, episode_dir="")),
             novelty_threshold=self.config.proposer.novelty_threshold,

@@ -3,12 +3,15 @@
 Stages (every model call a short fresh prompt and an ATIF step; every harness run a user step)::
 
     idea         constrained JSON: operator on the parent, one-sentence task, output path, comparison
+                 (``combine`` is offered when the context has a second parent: the child then holds both
+                 parents' input files, see ``combine``)
     data         lines added to the main input file, when the idea asks for them
     instruction  plain text
     solution     a bash block; the harness runs it in the draft's image (observe) ...
     decide       ... and the model judges the output (ok | fix_solution | fix_data | fix_instruction)
     record       the solution runs twice in fresh containers; guards; the outputs become the tests' answers
-    novelty      the parent's solution must fail the child (cross-oracle); not similar to a reference
+    novelty      the parent's solution (both parents' for combine) must fail the child (cross-oracle);
+                 not similar to a reference
     check        the validator (lint, build, oracle, nop, leakage) on the finished task dir
     submit       the task dir goes to the candidate dir
 
@@ -37,18 +40,20 @@ from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK
 from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import StageCaller, fenced_or_plain, parse_json, prose_of
+from autoenvscaling.roles.proposer.staged.combine import Combination, plan_combination
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
-from autoenvscaling.roles.proposer.staged.parents import Parent
+from autoenvscaling.roles.proposer.staged.parents import Parent, head
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import (
+    COMBINE,
     COMPARE_HELP,
     DECISION_SCHEMA,
-    OPERATOR_HELP,
     Compare,
     DraftFiles,
     Idea,
     idea_schema,
     json_format,
+    offered_operators,
     safe_output_path,
 )
 from autoenvscaling.roles.proposer.staged.text import (
@@ -79,6 +84,8 @@ class StagedLog(BaseModel):
     """``staged.json``: what the episode decided and saw, stage by stage."""
 
     parent: str
+    second_parent: str | None = None  # combine: the second parent's name
+    renamed: dict[str, str] = Field(default_factory=dict)  # combine: second-parent input path -> the child's
     idea: Idea | None = None
     output: str | None = None
     observations: list[str] = Field(default_factory=list)
@@ -101,6 +108,7 @@ class StagedContext(BaseModel):
 
     domain: DomainContext
     parent: Parent
+    second: Parent | None = None  # offered for combine (``parents.second_parent``); None: combine not offered
     findings: list[str] = Field(default_factory=list)
     references: list[Path] = Field(default_factory=list)  # novelty: tasks the child must not copy
     novelty_threshold: float = 0.8
@@ -142,33 +150,70 @@ class Episode:
         self.files = DraftFiles()
         self.output = DEFAULT_OUTPUT
         self.compare: Compare = "exact"
-        self.parent_block = prompts.render("staged/parent.j2", parent=ctx.parent)
+        # combine: what the child would take of the second parent; ``combined`` once the idea chose it
+        self.plan: Combination | None = plan_combination(ctx.parent, ctx.second) if ctx.second else None
+        self.combined: Combination | None = None
+        self.operators = offered_operators(self.plan is not None)
+        second = self.plan.second if self.plan else None
+        self.parent_block = prompts.render("staged/parent.j2", parent=ctx.parent, second=second, combining=False)
         self.draft_no = 0
         self.last_run: rec.SolutionRun | None = None
 
     # -- helpers ------------------------------------------------------------------------------------------
+    def bases(self) -> list[Parent]:
+        """The parents whose input files the child holds: the parent, and the second one of a combine."""
+        return [self.ctx.parent] + ([self.combined.second] if self.combined else [])
+
+    def parent_solutions(self) -> list[tuple[str, str]]:
+        """(name, solve.sh) of each parent the child must not be solved by (cross-oracle)."""
+        return [(p.name, p.solve_sh) for p in self.bases()]
+
+    @property
+    def main_input(self) -> str | None:
+        """The input file new data lines go to: the parent's main one, else the second parent's."""
+        return next((p.main_input for p in self.bases() if p.main_input is not None), None)
+
+    @property
+    def dockerfile(self) -> str:
+        return self.combined.files["Dockerfile"] if self.combined else self.ctx.parent.dockerfile
+
     @property
     def inputs(self) -> dict[str, str]:
         """Container path -> full text of every input file, as the child has them."""
-        changed = {c: self.files.data[r] for c, r in self.ctx.parent.sources.items() if r in self.files.data}
-        return {**self.ctx.parent.data, **changed}
+        return {c: self.files.data.get(p.sources.get(c, ""), t) for p in self.bases() for c, t in p.data.items()}
 
     def input_heads(self) -> dict[str, str]:
-        heads = dict(self.ctx.parent.inputs)
+        heads = {c: h for p in self.bases() for c, h in p.inputs.items()}
+        base = {c: t for p in self.bases() for c, t in p.data.items()}
         for path, text in self.inputs.items():
-            if path in heads and text != self.ctx.parent.data.get(path):
-                lines = text.splitlines()
-                more = f"\n... ({len(lines)} lines in all)" if len(lines) > 12 else ""
-                heads[path] = "\n".join(lines[:12]) + more
+            if path in heads and text != base.get(path):
+                heads[path] = head(text)
         return heads
 
     def extend_input(self, lines: list[str]) -> None:
         """Append ``lines`` to the main input file (a small model's "new file" is often one line long)."""
-        main = self.ctx.parent.main_input
+        main = self.main_input
         if main is None or not lines:
             return
-        base = self.ctx.parent.data[main].rstrip("\n")
-        self.files.data = {self.ctx.parent.sources[main]: base + "\n" + "\n".join(lines)}
+        parent = next(p for p in self.bases() if main in p.data)
+        base = parent.data[main].rstrip("\n")
+        self.files.data = {parent.sources[main]: base + "\n" + "\n".join(lines)}
+
+    def choose(self, idea: Idea) -> None:
+        """Take ``idea``: its output and comparison, and for ``combine`` the second parent's files."""
+        if idea.operator == COMBINE and self.plan is None:
+            idea = idea.model_copy(update={"operator": "new_question"})
+            self.caller.note("idea", "combine needs a second parent and there is none: taken as new_question")
+        self.log.idea = idea
+        self.output = safe_output_path(idea.output_file) or DEFAULT_OUTPUT
+        self.compare = idea.compare
+        self.log.output = self.output
+        self.combined = self.plan if idea.operator == COMBINE else None
+        if self.combined is not None:
+            self.files.added = dict(self.combined.files)
+            self.log.second_parent, self.log.renamed = self.combined.second.name, dict(self.combined.renamed)
+        second = self.combined.second if self.combined else None
+        self.parent_block = prompts.render("staged/parent.j2", parent=self.ctx.parent, second=second, combining=True)
 
     def write(self, dest: Path, **kw: Any) -> Path:
         idea = self.log.idea
@@ -180,7 +225,11 @@ class Episode:
             description=(idea.change if idea else "")[:200],
             category=self.ctx.domain.name,
             outputs=[self.output],
-            lineage={"parent": self.ctx.parent.name, "operator": idea.operator if idea else ""},
+            lineage={
+                "parent": self.ctx.parent.name,
+                **({"second_parent": self.combined.second.name} if self.combined else {}),
+                "operator": idea.operator if idea else "",
+            },
             **kw,
         )
 
@@ -196,31 +245,24 @@ class Episode:
                 "idea",
                 "idea.j2",
                 max_tokens=self.config.sampling.idea_max_tokens,
-                schema=json_format("idea", idea_schema(len(findings))),
+                schema=json_format("idea", idea_schema(len(findings), list(self.operators))),
                 parent_block=self.parent_block,
                 findings=findings,
-                operators=OPERATOR_HELP,
+                operators=self.operators,
                 compares=COMPARE_HELP,
             )
             idea = parse_json(reply, Idea)
             if isinstance(idea, Idea):
-                self.log.idea = idea
-                self.output = safe_output_path(idea.output_file) or DEFAULT_OUTPUT
-                self.compare = idea.compare
-                self.log.output = self.output
+                self.choose(idea)
                 return True
         return False
 
     def wants_data(self) -> bool:
         idea = self.log.idea
-        return (
-            idea is not None
-            and self.ctx.parent.main_input is not None
-            and (idea.new_data or idea.operator == "edge_case")
-        )
+        return idea is not None and self.main_input is not None and (idea.new_data or idea.operator == "edge_case")
 
     def ask_data(self) -> None:
-        name = self.ctx.parent.main_input
+        name = self.main_input
         assert name is not None and self.log.idea is not None
         lo, hi = self.config.data_lines
         reply = self.caller.ask(
@@ -238,7 +280,7 @@ class Episode:
     def ask_instruction(self) -> None:
         """Up to two samples; a reply that is not prose falls back to the idea's sentence plus the paths."""
         assert self.log.idea is not None
-        inputs = list(self.ctx.parent.inputs)
+        inputs = list(self.input_heads())
         self.sample_instruction(
             "instruction.j2", parent_block=self.parent_block, idea=self.log.idea, inputs=inputs or ["(see the parent)"]
         )
@@ -254,7 +296,7 @@ class Episode:
             if looks_like_prose(text) and not solution_in_instruction(text, self.files.solve_sh):
                 self.files.instruction = ensure_output_named(text, self.output)
                 return
-        inputs = list(self.ctx.parent.inputs)
+        inputs = list(self.input_heads())
         source = f"The input is {', '.join(inputs)}. " if inputs else ""
         self.files.instruction = f"{self.log.idea.change}\n{source}Write the result to {self.output}."
         self.caller.note("instruction", "the instruction is the idea's sentence (no usable reply)")
@@ -266,7 +308,7 @@ class Episode:
             max_tokens=self.config.sampling.solution_max_tokens,
             instruction=self.files.instruction,
             inputs=self.input_heads(),
-            dockerfile=self.ctx.parent.dockerfile,
+            dockerfile=self.dockerfile,
             parent_solve_sh=self.ctx.parent.solve_sh,
             previous=previous,
             problem=problem,
@@ -354,6 +396,7 @@ class Episode:
             exit_reason=result.exit_reason,
             failed_checks=result.failed_checks,
             parent=self.ctx.parent.name,
+            second_parent=self.log.second_parent,
             wall_sec=round(result.wall_sec, 3),
         )
         (self.episode_dir / "generation.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")

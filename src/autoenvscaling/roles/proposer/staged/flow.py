@@ -157,11 +157,18 @@ def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check:
         ep.files.instruction = with_format_hint(text, ep.output, recording.outputs, ep.compare)
     final = ep.write(ep.episode_dir / "final" / ep.task_id, expectations=expectations, expected=recording.outputs)
     ep.caller.note("record", "recorded: " + ", ".join(f"{e.path} ({e.compare})" for e in expectations))
-    if ep.config.cross_oracle:
-        same = rec.cross_oracle(ep.runner, final, ep.ctx.parent.solve_sh, expectations, recording.outputs)
-        ep.log.cross_oracle_passed = not same
-        if same:
-            ep.caller.note("novelty", "the parent's solution already passes this task: not new")
+    if ep.config.cross_oracle:  # every parent's solution (both of a combine) must fail the child
+        solved_by = next(
+            (
+                name
+                for name, solve_sh in ep.parent_solutions()
+                if rec.cross_oracle(ep.runner, final, solve_sh, expectations, recording.outputs)
+            ),
+            None,
+        )
+        ep.log.cross_oracle_passed = solved_by is None
+        if solved_by is not None:
+            ep.caller.note("novelty", f"the solution of the parent {solved_by} already passes this task: not new")
             result.failed_checks = [rec.CROSS_ORACLE]
             return
     novelty = check_novelty(final, ep.ctx.references, ep.ctx.novelty_threshold)

@@ -1,5 +1,6 @@
 """The P1 baseline: one JSON reply holds every staged piece; then the same record and novelty steps as a staged
-episode (``flow.finish``), with no observe and no fix."""
+episode (``flow.finish``), with no observe and no fix. It is offered the same operators as the staged arm
+(``combine`` when the context has a second parent), so the two arms stay paired."""
 
 from __future__ import annotations
 
@@ -16,12 +17,10 @@ from autoenvscaling.roles.proposer.staged.episode import DEFAULT_OUTPUT, IDEA_UN
 from autoenvscaling.roles.proposer.staged.flow import drive_episode, finish
 from autoenvscaling.roles.proposer.staged.spec import (
     COMPARE_HELP,
-    OPERATOR_HELP,
     Compare,
     Idea,
     Operator,
     json_format,
-    safe_output_path,
 )
 from autoenvscaling.roles.proposer.staged.text import clip_data, ensure_output_named
 from autoenvscaling.sandbox.base import SandboxBackend
@@ -39,20 +38,18 @@ class OneShot(BaseModel):
     solve_sh: str
 
 
-ONESHOT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "operator": {"type": "string", "enum": list(OPERATOR_HELP)},
+def oneshot_schema(operators: list[str]) -> dict[str, Any]:
+    """JSON schema of ``OneShot`` for constrained decoding, offering ``operators``."""
+    props: dict[str, Any] = {
+        "operator": {"type": "string", "enum": list(operators)},
         "change": {"type": "string"},
         "output_file": {"type": "string"},
         "compare": {"type": "string", "enum": list(COMPARE_HELP)},
         "data": {"type": "string"},
         "instruction": {"type": "string"},
         "solve_sh": {"type": "string"},
-    },
-    "required": ["operator", "change", "output_file", "compare", "data", "instruction", "solve_sh"],
-    "additionalProperties": False,
-}
+    }
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
 def propose_oneshot_recorded(
@@ -73,26 +70,25 @@ def propose_oneshot_recorded(
             "oneshot",
             "oneshot.j2",
             max_tokens=config.sampling.oneshot_max_tokens,
-            schema=json_format("task", ONESHOT_SCHEMA),
+            schema=json_format("task", oneshot_schema(list(ep.operators))),
             parent_block=ep.parent_block,
             parent=ctx.parent,
             findings=ctx.findings,
-            operators=OPERATOR_HELP,
+            operators=ep.operators,
             compares=COMPARE_HELP,
         )
         shot = parse_json(reply, OneShot)
         if not isinstance(shot, OneShot) or not shot.solve_sh.strip():
             result.failed_checks = [IDEA_UNPARSEABLE]
             return
-        ep.log.idea = Idea(
-            operator=shot.operator,
-            change=shot.change or shot.instruction,
-            output_file=shot.output_file,
-            compare=shot.compare,
+        ep.choose(
+            Idea(
+                operator=shot.operator,
+                change=shot.change or shot.instruction,
+                output_file=shot.output_file,
+                compare=shot.compare,
+            )
         )
-        ep.output = safe_output_path(shot.output_file) or DEFAULT_OUTPUT
-        ep.compare = shot.compare
-        ep.log.output = ep.output
         ep.extend_input([ln for ln in clip_data(shot.data).splitlines() if ln.strip()])
         ep.files.instruction = ensure_output_named(shot.instruction.strip(), ep.output)
         ep.files.solve_sh = shot.solve_sh

@@ -2,7 +2,9 @@
 
 Parents, in the order episodes take them (episode ``i`` takes parent ``i mod n``, in every arm alike):
 environments accepted into the pool (newest first, passed in by the caller), the domain pack's worked example
-(the guide's example as a task dir), then the domain's example tasks.
+(the guide's example as a task dir), then the domain's example tasks. The ``combine`` operator also takes a
+second parent: the next one in the same order that has an input file and the same base image
+(``second_parent``).
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from autoenvscaling.roles.proposer.domain import DomainContext
-from autoenvscaling.tasks.dockerfile import parse_instructions
+from autoenvscaling.tasks.dockerfile import parse_instructions, parse_stages
 
 WORKED_EXAMPLE = "worked-example"
 _HEAD_LINES = 12
 _HEAD_CHARS = 900
 _MAX_DATA_BYTES = 64 * 1024
-_MAX_INPUTS_SHOWN = 3
+MAX_INPUTS_SHOWN = 3
 
 
 class Parent(BaseModel):
@@ -42,10 +44,11 @@ class Parent(BaseModel):
         return next(iter(self.data), None)
 
 
-def _head(text: str) -> str:
+def head(text: str) -> str:
+    """The first lines of an input file, as prompts show it."""
     lines = text.splitlines()
-    head = "\n".join(lines[:_HEAD_LINES])[:_HEAD_CHARS]
-    return head + (f"\n... ({len(lines)} lines in all)" if len(lines) > _HEAD_LINES else "")
+    first = "\n".join(lines[:_HEAD_LINES])[:_HEAD_CHARS]
+    return first + (f"\n... ({len(lines)} lines in all)" if len(lines) > _HEAD_LINES else "")
 
 
 def _text(path: Path) -> str | None:
@@ -109,7 +112,7 @@ def load_parent(task_dir: Path) -> Parent | None:
         instruction=instruction.strip(),
         solve_sh=solve.strip(),
         dockerfile=dockerfile.strip(),
-        inputs={k: _head(v) for k, v in list(data.items())[:_MAX_INPUTS_SHOWN]},
+        inputs={k: head(v) for k, v in list(data.items())[:MAX_INPUTS_SHOWN]},
         data=data,
         sources=sources,
     )
@@ -144,3 +147,23 @@ def parent_candidates(
         short = [p for p in parents if solution_lines(p) <= max_solution_lines]
         parents = short or parents
     return parents
+
+
+def base_image(dockerfile: str) -> str | None:
+    """The image the Dockerfile's last stage starts FROM (where appended lines land), or None."""
+    stages = parse_stages(dockerfile)
+    return stages[-1].base if stages else None
+
+
+def second_parent(parents: list[Parent], i: int) -> Parent | None:
+    """The second parent of episode ``i`` (for ``combine``): the next parent after ``i mod n``, in the same
+    order, that has an input file and starts FROM the same image; None when no other parent qualifies."""
+    if not parents:
+        return None
+    first = parents[i % len(parents)]
+    image = base_image(first.dockerfile)
+    for k in range(1, len(parents)):
+        other = parents[(i + k) % len(parents)]
+        if other.path != first.path and other.data and image and base_image(other.dockerfile) == image:
+            return other
+    return None

@@ -1,4 +1,5 @@
-"""Write a staged draft as a Harbor task dir: the parent's environment, the model's files, the harness's tests."""
+"""Write a staged draft as a Harbor task dir: the parent's environment (with the files the harness adds to it,
+e.g. a ``combine`` child's second-parent inputs), the model's files, the harness's tests."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def write_draft(
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(parent / "environment", dest / "environment", symlinks=False)
     env_dir = (dest / "environment").resolve()
-    for rel, content in files.data.items():
+    for rel, content in {**files.added, **files.data}.items():  # a changed input wins over an added one
         target = (env_dir / rel).resolve()
         if not target.is_relative_to(env_dir) or target == env_dir:
             raise ValueError(f"input file {rel!r} would land outside environment/")

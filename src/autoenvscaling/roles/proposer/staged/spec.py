@@ -3,7 +3,9 @@
 A staged environment has a fixed shape the harness can run and grade without the model's help::
 
     environment/                  the parent's build context (Dockerfile and the input files it COPYs), kept;
-                                  an input file the model extended is written over its parent copy
+                                  an input file the model extended is written over its parent copy; a
+                                  ``combine`` child adds the second parent's input files under a fresh
+                                  directory and COPY lines for them at the end of the Dockerfile
     instruction.md                written by the model
     solution/solve.sh             written by the model; run by the harness to record the expected outputs
     tests/test.sh                 the harness's
@@ -27,14 +29,17 @@ COMPARE_HELP: dict[str, str] = {
     "sorted_lines": "the same lines in any order",
     "numeric": "the same words, numbers equal within 1e-6 relative",
 }
-Operator = Literal["filter", "aggregation", "output_format", "edge_case", "new_question"]
+Operator = Literal["filter", "aggregation", "output_format", "edge_case", "new_question", "combine"]
 OPERATOR_HELP: dict[str, str] = {
     "filter": "select different lines or records than the parent does",
     "aggregation": "compute a different summary (count, sum, max, average, distinct values...)",
     "output_format": "present the result in a different layout (columns, separators, order, header)",
     "edge_case": "add tricky input lines (blank lines, mixed case, duplicates) the new task must handle",
     "new_question": "ask a different question about the same kind of data",
+    "combine": "combine this task with the second one: use both tasks' input files, or chain one task's step "
+    "into the other's",
 }
+COMBINE = "combine"  # offered only when the episode has a second parent (``StagedContext.second``)
 Decision = Literal["ok", "fix_solution", "fix_data", "fix_instruction"]
 OUTPUT_DIR = "/app"
 DATA_DIR = "/app/data"
@@ -66,10 +71,16 @@ class Idea(BaseModel):
         return " ".join(v.split())[:300]
 
 
-def idea_schema(n_findings: int) -> dict[str, Any]:
-    """JSON schema of ``Idea`` for constrained decoding: every choice is an enum."""
+def offered_operators(combine: bool) -> dict[str, str]:
+    """The operators a prompt offers (name -> help): ``combine`` only when there is a second parent."""
+    return {k: v for k, v in OPERATOR_HELP.items() if combine or k != COMBINE}
+
+
+def idea_schema(n_findings: int, operators: list[str] | None = None) -> dict[str, Any]:
+    """JSON schema of ``Idea`` for constrained decoding: every choice is an enum (``operators``: the offered
+    ones, by default all but ``combine``)."""
     props: dict[str, Any] = {
-        "operator": {"type": "string", "enum": list(OPERATOR_HELP)},
+        "operator": {"type": "string", "enum": list(operators or offered_operators(False))},
         "change": {"type": "string"},
         "output_file": {"type": "string"},
         "compare": {"type": "string", "enum": list(COMPARE_HELP)},
@@ -96,9 +107,12 @@ def json_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 class DraftFiles(BaseModel):
-    """The parts of a staged draft the model writes (changed input files keyed by their path under environment/)."""
+    """The parts of a staged draft the model writes (changed input files keyed by their path under environment/),
+    and the files the harness adds to the parent's environment/ (a ``combine`` child's second-parent inputs
+    and its Dockerfile with their COPY lines; a changed input in ``data`` is written over them)."""
 
     data: dict[str, str] = Field(default_factory=dict)
+    added: dict[str, str] = Field(default_factory=dict)
     instruction: str = ""
     solve_sh: str = ""
 
