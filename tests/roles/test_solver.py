@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autoenvscaling.agent.loop import AgentConfig
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.agent.trajectory import read_trajectory
 from autoenvscaling.llm.scripted import ScriptedError, ScriptedModel
 from autoenvscaling.roles.solve_run import SolveRun, pass_at_k

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autoenvscaling.agent.loop import AgentConfig
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.agent.trajectory import read_trajectory
 from autoenvscaling.llm.config import parse_model_arg
 from autoenvscaling.llm.factory import open_model

@@ -9,18 +9,25 @@ failures, not task failures.
 
 from __future__ import annotations
 
-import re
-import shlex
 import time
 from pathlib import Path
 from typing import Any, Literal
 
 from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, StrictUndefined
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from autoenvscaling import __version__
 from autoenvscaling.agent.actions import Action, get_action_format
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.agent.errors import FormatError, LimitsExceeded, Submitted, TooManyFormatErrors
+from autoenvscaling.agent.guards import (
+    REPEATED,
+    REVIEW,
+    close_open_block,
+    input_preview,
+    skip_replayed_plan,
+    stop_at_block_end,
+)
 from autoenvscaling.agent.trajectory import (
     AgentInfo,
     Observation,
@@ -36,72 +43,6 @@ ExitReason = Literal["submitted", "max_turns", "max_tokens", "max_wall", "max_co
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 _SKIPPED_CALL = "Not executed: one command runs per reply; see the result of the first call."
 _SKIPPED_SUBMIT = "Submission refused: submit in a later reply, after the command's output shows the task is done."
-_REVIEW = (
-    "Before you submit, check your work: print what you wrote (`cat` or `head` the output files) and compare it "
-    "with the task, line by line: the exact format, and that every line that belongs there is there and nothing "
-    "else. Fix what is wrong. When it is right, reply submit again."
-)
-_ABS_PATH = re.compile(r"(?<![\w./-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
-_PREVIEW_LINES = 5
-_BLOCK_END = "\n```\n"  # a closing fence; an opening one carries its language tag (```bash)
-_FENCE_LINE = re.compile(r"^```", re.MULTILINE)
-
-
-def _opens_a_block(text: str) -> bool:
-    """The reply ended (at the stop string) inside a fenced block: an odd number of fence lines."""
-    return len(_FENCE_LINE.findall(text)) % 2 == 1
-
-
-_REPEATED = (
-    "Not run again: this is the same command as your previous reply, and its result would be the same (see the "
-    "output above). Try a different command: look at the input files, fix what failed, or check your output."
-)
-
-
-class AgentConfig(BaseModel):
-    """Knobs of one run. Budgets are checked before each model call; the first one spent ends the run."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    action_format: str = Field(default="bash_block", description="tool_calls | bash_block | json | module:Class")
-    max_turns: int = Field(default=30, ge=1, description="model calls, replies without a usable action included")
-    max_tokens_total: int | None = Field(default=None, ge=1, description="prompt + completion tokens, all calls")
-    max_wall_sec: float | None = Field(default=None, gt=0, description="wall-clock budget of the whole run")
-    max_cost_usd: float | None = Field(default=None, gt=0, description="spend budget (provider-reported or priced)")
-    command_timeout_sec: float = Field(default=60.0, gt=0, description="per command; a timeout kills the command")
-    observation_head_chars: int = Field(default=4000, ge=0, description="output characters kept from the start")
-    observation_tail_chars: int = Field(default=4000, ge=0, description="output characters kept from the end")
-    min_commands_before_submit: int = Field(
-        default=1, ge=0, description="a submit before this many commands ran is refused (small models submit at once)"
-    )
-    max_format_errors: int = Field(default=3, ge=1, description="consecutive unusable replies before giving up")
-    review_before_submit: bool = Field(
-        default=False,
-        description="answer the first submit with a request to print and check the output first (small models "
-        "submit work they never looked at); the second submit ends the run",
-    )
-    stop_after_block: bool = Field(
-        default=False,
-        description="bash_block format: generation stops at the first block's closing fence (a small model otherwise "
-        "writes hundreds of tokens of plan and imagined output after it, the slow part of a turn on a CPU)",
-    )
-    preview_inputs: int = Field(
-        default=0,
-        ge=0,
-        le=8,
-        description="before the first call, show the first lines of up to this many existing files the task names "
-        "by absolute path (small models guess an input's format instead of looking); 0: off",
-    )
-    repeat_temperature: float | None = Field(
-        default=1.0,
-        ge=0,
-        description="a command identical to the previous one is not run again; the next reply is sampled at this "
-        "temperature (None: the model's own), since small models loop on one reply",
-    )
-    templates: dict[str, str] = Field(
-        default_factory=dict, description="template overrides by file name, e.g. {'system.j2': '...'}"
-    )
-    agent_name: str = "autoenv-terminal"
 
 
 class AgentResult(BaseModel):
@@ -188,22 +129,8 @@ class Agent:
         )
 
     def preview(self, task_prompt: str) -> str:
-        """The first lines of the existing files the task names (``preview_inputs``), as one shell run shows them;
-        empty when off, when none exists, or when the sandbox cannot run it (the agent then looks for itself)."""
-        paths = list(dict.fromkeys(m.group(1).rstrip(".,:;)") for m in _ABS_PATH.finditer(task_prompt)))
-        if not self.config.preview_inputs or not paths:
-            return ""
-        quoted = " ".join(shlex.quote(p) for p in paths[:16])
-        script = (
-            f'n=0; for f in {quoted}; do [ -f "$f" ] && [ -r "$f" ] || continue; '
-            f"n=$((n+1)); [ $n -gt {self.config.preview_inputs} ] && break; "
-            f'printf \'$ head -n {_PREVIEW_LINES} %s\\n\' "$f"; head -n {_PREVIEW_LINES} -- "$f" | cut -c1-200; done'
-        )
-        try:
-            result = self.sandbox.exec(script, timeout=10)
-        except SandboxError:
-            return ""
-        return result.output.strip("\n") if result.exit_code == 0 and not result.timed_out else ""
+        """The first lines of the existing files the task names (``preview_inputs``; ``guards.input_preview``)."""
+        return input_preview(self.sandbox, task_prompt, self.config.preview_inputs)
 
     def loop(self) -> ExitReason:
         while True:
@@ -231,13 +158,7 @@ class Agent:
                 return
             self.record(response, action, [])
             raise Submitted(action.thought)
-        if action.skipped_blocks and action.command in self._ran:
-            # A small model re-sends its whole plan: its first block that never ran is the new step.
-            fresh = [b for b in action.skipped_blocks if b not in self._ran]
-            if fresh:
-                action = action.model_copy(
-                    update={"command": fresh[0], "skipped_blocks": fresh[1:], "first_block_repeated": True}
-                )
+        action = skip_replayed_plan(action, self._ran)
         if action.command == self._last_command:
             self.on_repeat(response, action)
             return
@@ -267,12 +188,11 @@ class Agent:
         self.turns += 1
         sampling, self._sampling = self._sampling, None
         if self.config.stop_after_block and self.config.action_format == "bash_block":
-            sampling = (sampling or Sampling()).model_copy(update={"stop": [_BLOCK_END]})
+            sampling = stop_at_block_end(sampling)
         response = self.model.complete(
             self.messages, tools=self._tools, response_format=self._response_format, sampling=sampling
         )
-        if sampling is not None and sampling.stop and _opens_a_block(response.content):
-            response = response.model_copy(update={"content": response.content.rstrip("\n") + "\n```"})
+        response = close_open_block(response, sampling)
         self.usage = self.usage + response.usage
         self.messages.append(
             Message(
@@ -338,15 +258,15 @@ class Agent:
     def on_review(self, response: ModelResponse, action: Action) -> None:
         """The first submit: not yet; the model is asked to look at what it wrote (once per run)."""
         self._reviewed = True
-        self.add_feedback(_REVIEW, action)
-        results = [ObservationResult(source_call_id=self.call_id(action), content=_REVIEW)]
+        self.add_feedback(REVIEW, action)
+        results = [ObservationResult(source_call_id=self.call_id(action), content=REVIEW)]
         self.record(response, action, results, extra={"review_before_submit": True})
 
     def on_repeat(self, response: ModelResponse, action: Action) -> None:
         """The same command twice in a row: not run (a loop, not a new step); the next reply is sampled hotter."""
         self.repeats += 1
-        self.add_feedback(_REPEATED, action)
-        results = [ObservationResult(source_call_id=self.call_id(action), content=_REPEATED)]
+        self.add_feedback(REPEATED, action)
+        results = [ObservationResult(source_call_id=self.call_id(action), content=REPEATED)]
         self.record(response, action, results, extra={"repeated_command": True})
         if self.config.repeat_temperature is not None:
             self._sampling = Sampling(temperature=self.config.repeat_temperature)

@@ -55,7 +55,7 @@ def agent_factory(
         return
     if agent != "llm":
         raise UserInputError(f"--agent {agent!r}: expected llm, oracle or nop")
-    from autoenvscaling.agent.loop import AgentConfig
+    from autoenvscaling.agent.config import AgentConfig
     from autoenvscaling.llm.config import parse_model_arg
     from autoenvscaling.llm.factory import open_model
     from autoenvscaling.roles.solver import SolverAgent

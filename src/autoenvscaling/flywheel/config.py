@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from autoenvscaling.agent.loop import AgentConfig
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.execution.executors import ExecutorConfig
 from autoenvscaling.llm.config import ModelConfig, parse_model_arg

@@ -12,7 +12,7 @@ import contextlib
 import threading
 from dataclasses import dataclass
 
-from autoenvscaling.agent.loop import AgentConfig
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.llm.base import Model
 from autoenvscaling.llm.config import ModelConfig

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 from autoenvscaling.agent.actions import Action
-from autoenvscaling.agent.loop import Agent, AgentConfig
+from autoenvscaling.agent.config import AgentConfig
+from autoenvscaling.agent.loop import Agent
 from autoenvscaling.agent.trajectory import TrajectoryRecorder
 from autoenvscaling.llm.base import Model
 from autoenvscaling.sandbox.base import ExecResult, Sandbox

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autoenvscaling.agent.loop import AgentConfig
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.agent.trajectory import read_trajectory
 from autoenvscaling.llm.scripted import ScriptedModel
 from autoenvscaling.roles.proposer.domain import domain_context

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoenvscaling.agent.loop import AgentConfig
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.roles.proposer.actions import FORMAT_PATHS
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.tools import ToolsConfig

@@ -24,8 +24,9 @@ from typing import Any, Literal
 from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, StrictUndefined
 
 from autoenvscaling.agent.actions import Action
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.agent.errors import FormatError, Submitted
-from autoenvscaling.agent.loop import TEMPLATES_DIR, Agent, AgentConfig
+from autoenvscaling.agent.loop import TEMPLATES_DIR, Agent
 from autoenvscaling.agent.trajectory import TrajectoryRecorder
 from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.llm.base import Model, ModelResponse

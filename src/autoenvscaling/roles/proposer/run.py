@@ -25,7 +25,7 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, Field
 
-from autoenvscaling.agent.loop import AgentConfig
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.execution.executors import Executor, LocalExecutor
 from autoenvscaling.execution.rundir import ResultsLog, write_atomic
 from autoenvscaling.llm.base import Model

@@ -1,0 +1,51 @@
+"""``AgentConfig``: the budgets and knobs of one terminal agent run (the loop is in ``loop``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AgentConfig(BaseModel):
+    """Knobs of one run. Budgets are checked before each model call; the first one spent ends the run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action_format: str = Field(default="bash_block", description="tool_calls | bash_block | json | module:Class")
+    max_turns: int = Field(default=30, ge=1, description="model calls, replies without a usable action included")
+    max_tokens_total: int | None = Field(default=None, ge=1, description="prompt + completion tokens, all calls")
+    max_wall_sec: float | None = Field(default=None, gt=0, description="wall-clock budget of the whole run")
+    max_cost_usd: float | None = Field(default=None, gt=0, description="spend budget (provider-reported or priced)")
+    command_timeout_sec: float = Field(default=60.0, gt=0, description="per command; a timeout kills the command")
+    observation_head_chars: int = Field(default=4000, ge=0, description="output characters kept from the start")
+    observation_tail_chars: int = Field(default=4000, ge=0, description="output characters kept from the end")
+    min_commands_before_submit: int = Field(
+        default=1, ge=0, description="a submit before this many commands ran is refused (small models submit at once)"
+    )
+    max_format_errors: int = Field(default=3, ge=1, description="consecutive unusable replies before giving up")
+    review_before_submit: bool = Field(
+        default=False,
+        description="answer the first submit with a request to print and check the output first (small models "
+        "submit work they never looked at); the second submit ends the run",
+    )
+    stop_after_block: bool = Field(
+        default=False,
+        description="bash_block format: generation stops at the first block's closing fence (a small model otherwise "
+        "writes hundreds of tokens of plan and imagined output after it, the slow part of a turn on a CPU)",
+    )
+    preview_inputs: int = Field(
+        default=0,
+        ge=0,
+        le=8,
+        description="before the first call, show the first lines of up to this many existing files the task names "
+        "by absolute path (small models guess an input's format instead of looking); 0: off",
+    )
+    repeat_temperature: float | None = Field(
+        default=1.0,
+        ge=0,
+        description="a command identical to the previous one is not run again; the next reply is sampled at this "
+        "temperature (None: the model's own), since small models loop on one reply",
+    )
+    templates: dict[str, str] = Field(
+        default_factory=dict, description="template overrides by file name, e.g. {'system.j2': '...'}"
+    )
+    agent_name: str = "autoenv-terminal"

@@ -1,0 +1,70 @@
+"""What the loop does for small models, kept out of the loop's steps: the first lines of the task's input files
+shown up front, a re-sent plan advanced to its first block that never ran, a command identical to the previous
+one refused, generation stopped at a block's closing fence, and a look at the output asked for before submitting."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from autoenvscaling.agent.actions import Action
+from autoenvscaling.llm.base import ModelResponse, Sampling
+from autoenvscaling.sandbox.base import Sandbox, SandboxError
+
+REVIEW = (
+    "Before you submit, check your work: print what you wrote (`cat` or `head` the output files) and compare it "
+    "with the task, line by line: the exact format, and that every line that belongs there is there and nothing "
+    "else. Fix what is wrong. When it is right, reply submit again."
+)
+REPEATED = (
+    "Not run again: this is the same command as your previous reply, and its result would be the same (see the "
+    "output above). Try a different command: look at the input files, fix what failed, or check your output."
+)
+_ABS_PATH = re.compile(r"(?<![\w./-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
+_PREVIEW_LINES = 5
+_BLOCK_END = "\n```\n"  # a closing fence; an opening one carries its language tag (```bash)
+_FENCE_LINE = re.compile(r"^```", re.MULTILINE)
+
+
+def input_preview(sandbox: Sandbox, task_prompt: str, limit: int) -> str:
+    """The first lines of up to ``limit`` existing files the task names by absolute path, as one shell run shows
+    them; empty when ``limit`` is 0, when none exists, or when the sandbox cannot run it (the agent then looks for
+    itself)."""
+    paths = list(dict.fromkeys(m.group(1).rstrip(".,:;)") for m in _ABS_PATH.finditer(task_prompt)))
+    if not limit or not paths:
+        return ""
+    quoted = " ".join(shlex.quote(p) for p in paths[:16])
+    script = (
+        f'n=0; for f in {quoted}; do [ -f "$f" ] && [ -r "$f" ] || continue; '
+        f"n=$((n+1)); [ $n -gt {limit} ] && break; "
+        f'printf \'$ head -n {_PREVIEW_LINES} %s\\n\' "$f"; head -n {_PREVIEW_LINES} -- "$f" | cut -c1-200; done'
+    )
+    try:
+        result = sandbox.exec(script, timeout=10)
+    except SandboxError:
+        return ""
+    return result.output.strip("\n") if result.exit_code == 0 and not result.timed_out else ""
+
+
+def skip_replayed_plan(action: Action, ran: set[str]) -> Action:
+    """A small model re-sends its whole plan: when the first block already ran, its first block that never ran
+    is the new step (``action`` as it is otherwise)."""
+    if not action.skipped_blocks or action.command not in ran:
+        return action
+    fresh = [b for b in action.skipped_blocks if b not in ran]
+    if not fresh:
+        return action
+    return action.model_copy(update={"command": fresh[0], "skipped_blocks": fresh[1:], "first_block_repeated": True})
+
+
+def stop_at_block_end(sampling: Sampling | None) -> Sampling:
+    """``sampling`` with generation stopping at a fenced block's closing fence."""
+    return (sampling or Sampling()).model_copy(update={"stop": [_BLOCK_END]})
+
+
+def close_open_block(response: ModelResponse, sampling: Sampling | None) -> ModelResponse:
+    """A reply that ended at a stop string inside a fenced block (an odd number of fence lines) gets its closing
+    fence back."""
+    if sampling is None or not sampling.stop or len(_FENCE_LINE.findall(response.content)) % 2 == 0:
+        return response
+    return response.model_copy(update={"content": response.content.rstrip("\n") + "\n```"})
