@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,22 +33,19 @@ from autoenvscaling.roles.proposer.digest import digest_trials, find_trial_dirs,
 from autoenvscaling.roles.proposer.domain import DomainContext
 from autoenvscaling.roles.proposer.episode import run_episode
 from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, DUPLICATE_IN_RUN, check_novelty
+from autoenvscaling.roles.proposer.outcome import proposal_record, summarize
 from autoenvscaling.roles.proposer.prompt_only import propose_once
 from autoenvscaling.roles.proposer.records import (
-    NO_CANDIDATE,
     NOT_REPRODUCED,
     GenerationResult,
-    GenerationStats,
     Mode,
     ProposalRecord,
-    ValidationStats,
 )
 from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduce
 from autoenvscaling.roles.proposer.staged.episode import StagedContext
 from autoenvscaling.roles.proposer.staged.flow import run_staged_episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
 from autoenvscaling.roles.proposer.staged.parents import Parent, parent_candidates, second_parent, worked_example
-from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.proposer.staged.text import findings_from_digest
 from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
 from autoenvscaling.roles.solver import SolverAgent
@@ -94,90 +90,6 @@ class ProposeConfig(BaseModel):
             max_turns=10, review_before_submit=True, preview_inputs=3, stop_after_block=True
         ),
         description="the blind solver's agent settings",
-    )
-
-
-class ProposeSummary(BaseModel):
-    mode: Mode
-    domain: str
-    total: int
-    valid: int
-    self_consistent: int = 0  # recorded expectations the validator accepted
-    reproduced: int = 0  # ... and a blind solver reproduced
-    by_verdict: dict[str, int]
-    rejection_reasons: dict[str, int]
-    tokens: int
-    cost_usd: float
-    generation_wall_sec: float
-    validation_wall_sec: float
-
-
-def summarize(records: list[ProposalRecord], mode: Mode, domain: str) -> ProposeSummary:
-    return ProposeSummary(
-        mode=mode,
-        domain=domain,
-        total=len(records),
-        valid=sum(r.is_valid for r in records),
-        self_consistent=sum(r.validation.recorded and r.validation.verdict == "valid" for r in records),
-        reproduced=sum(r.validation.reproduced for r in records),
-        by_verdict=dict(Counter(r.verdict for r in records)),
-        rejection_reasons=dict(Counter(c for r in records if not r.is_valid for c in r.failed_checks)),
-        tokens=sum(r.generation.tokens for r in records),
-        cost_usd=sum(r.generation.cost_usd for r in records),
-        generation_wall_sec=sum(r.generation.wall_sec for r in records),
-        validation_wall_sec=sum(r.validation.wall_sec for r in records),
-    )
-
-
-def _record(
-    gen: GenerationResult, report: ValidationReport | None, references: list[Path], threshold: float
-) -> ProposalRecord:
-    stats = GenerationStats(
-        turns=gen.turns,
-        checks_used=gen.checks_used,
-        tries_used=gen.tries_used,
-        exit_reason=gen.exit_reason,
-        prompt_tokens=gen.usage.prompt_tokens,
-        completion_tokens=gen.usage.completion_tokens,
-        cached_tokens=gen.usage.cached_tokens,
-        cost_usd=gen.usage.cost_usd,
-        wall_sec=gen.wall_sec,
-        error=gen.error,
-    )
-    record = ProposalRecord(
-        id=gen.id,
-        mode=gen.mode,
-        domain="",
-        episode_dir=gen.episode_dir,
-        candidate_dir=None,
-        verdict=NO_CANDIDATE,
-        failed_checks=gen.failed_checks or ["generation-error" if gen.error else NO_CANDIDATE],
-        generation=stats,
-        validation=ValidationStats(),
-    )
-    if gen.candidate_dir is None or report is None:
-        return record
-    validation = ValidationStats(
-        verdict=report.verdict.value,
-        failed_checks=list(report.failed_checks),
-        wall_sec=report.timings.get("total", 0.0),
-        error=report.error,
-        recorded=is_recorded(Path(gen.candidate_dir)),
-    )
-    novelty = check_novelty(Path(gen.candidate_dir), references, threshold)
-    verdict, failed = report.verdict.value, list(report.failed_checks)
-    if not novelty.is_new:
-        failed.append(DUPLICATE_CHECK)
-        verdict = "invalid" if verdict == "valid" else verdict
-    if verdict == "error":
-        failed = failed or ["validation-error"]
-    return record.model_copy(
-        update={
-            "candidate_dir": gen.candidate_dir,
-            "verdict": verdict,
-            "failed_checks": failed,
-            "validation": validation,
-        }
     )
 
 
@@ -406,7 +318,7 @@ class ProposeRun:
         records: list[ProposalRecord] = []
         accepted: list[Path] = []
         for g in sorted(generations, key=lambda g: g.id):
-            rec = _record(g, reports.get(g.id), self.references(g), threshold).model_copy(
+            rec = proposal_record(g, reports.get(g.id), self.references(g), threshold).model_copy(
                 update={"domain": self.domain.name}
             )
             if rec.is_valid and rec.candidate_dir and accepted:
