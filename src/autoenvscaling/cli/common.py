@@ -21,6 +21,16 @@ AliasFileOpt = Annotated[
 ]
 BackendOpt = Annotated[str, typer.Option(help="Sandbox backend: docker, fake, or pkg.module:Class.")]
 RunsRootOpt = Annotated[Path, typer.Option(help="Where run directories are created.")]
+TaskPathsArg = Annotated[list[Path], typer.Argument(help="Task dirs, or dirs containing task dirs.")]
+ModelOpt = Annotated[str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")]
+BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")]
+# The solver's options, shared by `solve` and `eval`.
+AgentOpt = Annotated[str, typer.Option(help="llm (the model in the agent loop), oracle or nop.")]
+AttemptsOpt = Annotated[int, typer.Option("--attempts", "-k", min=1, help="Attempts per task.")]
+AttemptConcurrencyOpt = Annotated[int, typer.Option("--concurrency", "-n", min=1, help="Attempts at once.")]
+MaxTurnsOpt = Annotated[int, typer.Option(min=1, help="Model calls per attempt.")]
+ActionFormatOpt = Annotated[str, typer.Option(help="bash_block | tool_calls | json.")]
+TemperatureOpt = Annotated[float | None, typer.Option(help="Sampling temperature (default: server's).")]
 ExecutorOpt = Annotated[
     str, typer.Option("--executor", help="local (threads here) or ray (one Ray task per trial; the `ray` extra).")
 ]

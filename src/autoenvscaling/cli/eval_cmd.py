@@ -13,12 +13,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from autoenvscaling.cli.common import (
+    ActionFormatOpt,
+    AgentOpt,
     AliasFileOpt,
+    AttemptConcurrencyOpt,
+    AttemptsOpt,
     BackendOpt,
+    BaseUrlOpt,
     ExecutorOpt,
     ImageAliasOpt,
+    MaxTurnsOpt,
+    ModelOpt,
     RayAddressOpt,
     RunsRootOpt,
+    TemperatureOpt,
     make_executor,
     preflight_docker,
     resolve_run_dir,
@@ -43,20 +51,18 @@ def _ci(i: Interval | None) -> str:
 
 def eval_(
     dataset: Annotated[Path, typer.Argument(help="A Harbor dataset dir: task dirs, optionally with dataset.toml.")],
-    model: Annotated[
-        str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")
-    ] = "embedded",
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")] = None,
-    agent: Annotated[str, typer.Option(help="llm (the model in the agent loop), oracle or nop.")] = "llm",
-    attempts: Annotated[int, typer.Option("--attempts", "-k", min=1, help="Attempts per task.")] = 1,
+    model: ModelOpt = "embedded",
+    base_url: BaseUrlOpt = None,
+    agent: AgentOpt = "llm",
+    attempts: AttemptsOpt = 1,
     pass_at: Annotated[
         list[int] | None, typer.Option("--pass-at", min=1, help="k of pass@k (repeatable; default 1, 2, 4.. and -k).")
     ] = None,
     confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")] = 0.95,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-n", min=1, help="Attempts at once.")] = 1,
-    max_turns: Annotated[int, typer.Option(min=1, help="Model calls per attempt.")] = 30,
-    action_format: Annotated[str, typer.Option(help="bash_block | tool_calls | json.")] = "bash_block",
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: server's).")] = None,
+    concurrency: AttemptConcurrencyOpt = 1,
+    max_turns: MaxTurnsOpt = 30,
+    action_format: ActionFormatOpt = "bash_block",
+    temperature: TemperatureOpt = None,
     resume: Annotated[bool, typer.Option(help="Continue the latest (or --run-dir) eval run.")] = False,
     run_dir: Annotated[Path | None, typer.Option(help="Run directory (default: runs/eval-<time>).")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report here.")] = None,

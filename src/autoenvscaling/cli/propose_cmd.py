@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autoenvscaling.cli.common import BackendOpt, preflight_docker
+from autoenvscaling.cli.common import BackendOpt, BaseUrlOpt, ModelOpt, preflight_docker
 from autoenvscaling.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -68,10 +68,8 @@ def propose(
         Path | None, typer.Option("--from", help="Solve run dir or trials dir; omitted: no trajectories.")
     ] = None,
     n: Annotated[int, typer.Option("--n", "-n", min=1, help="Independent episodes (or calls).")] = 1,
-    model: Annotated[str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")] = (
-        "embedded"
-    ),
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")] = None,
+    model: ModelOpt = "embedded",
+    base_url: BaseUrlOpt = None,
     out: Annotated[Path | None, typer.Option(help="Output dir (default: runs/propose-<mode>-<time>).")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Generations at once.")] = 1,
     max_turns: Annotated[int, typer.Option(min=1, help="Agentic: model calls per episode.")] = 30,

@@ -13,12 +13,21 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from autoenvscaling.cli.common import (
+    ActionFormatOpt,
+    AgentOpt,
     AliasFileOpt,
+    AttemptConcurrencyOpt,
+    AttemptsOpt,
     BackendOpt,
+    BaseUrlOpt,
     ExecutorOpt,
     ImageAliasOpt,
+    MaxTurnsOpt,
+    ModelOpt,
     RayAddressOpt,
     RunsRootOpt,
+    TaskPathsArg,
+    TemperatureOpt,
     make_executor,
     preflight_docker,
     resolve_run_dir,
@@ -80,17 +89,15 @@ def agent_factory(
 
 
 def solve(
-    paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs containing task dirs.")],
-    model: Annotated[
-        str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")
-    ] = "embedded",
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")] = None,
-    agent: Annotated[str, typer.Option(help="llm (the model in the agent loop), oracle or nop.")] = "llm",
-    attempts: Annotated[int, typer.Option("--attempts", "-k", min=1, help="Attempts per task.")] = 1,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-n", min=1, help="Attempts at once.")] = 1,
-    max_turns: Annotated[int, typer.Option(min=1, help="Model calls per attempt.")] = 30,
-    action_format: Annotated[str, typer.Option(help="bash_block | tool_calls | json.")] = "bash_block",
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: server's).")] = None,
+    paths: TaskPathsArg,
+    model: ModelOpt = "embedded",
+    base_url: BaseUrlOpt = None,
+    agent: AgentOpt = "llm",
+    attempts: AttemptsOpt = 1,
+    concurrency: AttemptConcurrencyOpt = 1,
+    max_turns: MaxTurnsOpt = 30,
+    action_format: ActionFormatOpt = "bash_block",
+    temperature: TemperatureOpt = None,
     resume: Annotated[bool, typer.Option(help="Continue the latest (or --run-dir) solve run.")] = False,
     run_dir: Annotated[Path | None, typer.Option(help="Run directory (default: runs/solve-<time>).")] = None,
     runs_root: RunsRootOpt = Path("runs"),

@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Column, Table
 
+from autoenvscaling.cli.common import BaseUrlOpt, ModelOpt, TaskPathsArg
+
 if TYPE_CHECKING:
     from autoenvscaling.tasks.lint_rules import Finding
     from autoenvscaling.tasks.model import Task
@@ -23,7 +25,7 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 @app.command()
 def lint(
-    paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs holding task dirs.")],
+    paths: TaskPathsArg,
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON instead of tables.")] = False,
 ) -> None:
     """Static checks (no Docker). Exits 1 when any finding is an error. Each finding names the rule of Harbor 0.26's
@@ -70,11 +72,9 @@ def _print_findings(task_dir: Path, findings: list[Finding]) -> None:
 
 @app.command()
 def judge(
-    paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs containing task dirs.")],
-    model: Annotated[
-        str, typer.Option(help="embedded | embedded:0.5b | scripted:FILE.json | a model name.")
-    ] = "embedded",
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a named model.")] = None,
+    paths: TaskPathsArg,
+    model: ModelOpt = "embedded",
+    base_url: BaseUrlOpt = None,
     blocking: Annotated[bool, typer.Option(help="Exit 1 when a criterion fails (default: advisory).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JudgeReport per line as JSON.")] = False,
 ) -> None:

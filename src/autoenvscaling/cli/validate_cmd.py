@@ -17,6 +17,7 @@ from autoenvscaling.cli.common import (
     ImageAliasOpt,
     RayAddressOpt,
     RunsRootOpt,
+    TaskPathsArg,
     make_executor,
     preflight_docker,
     resolve_run_dir,
@@ -39,7 +40,7 @@ def _mutation(report: ValidationReport) -> str:
 
 
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="Task dirs, or dirs containing task dirs.")],
+    paths: TaskPathsArg,
     repeats: Annotated[int, typer.Option("--repeats", "-k", min=1, help="Oracle runs; all must score 1.")] = 3,
     concurrency: Annotated[int, typer.Option("--concurrency", "-n", min=1, help="Tasks validated at once.")] = 1,
     resume: Annotated[bool, typer.Option(help="Continue the latest (or --run-dir) run; skip finished tasks.")] = False,
