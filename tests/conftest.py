@@ -1,4 +1,5 @@
-"""Fixtures shared across test folders: an open pool and a dir for task dirs (the pool and export tests)."""
+"""Fixtures shared across test folders: a tiny task writer (tasks, cli), an open pool and a dir for task dirs
+(pool, export, cli)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autoenvscaling.pool import Pool
+from task_factory import MakeTask, write_task
 
 
 @pytest.fixture
@@ -21,3 +23,13 @@ def tasks_dir(tmp_path: Path) -> Path:
     d = tmp_path / "tasks"
     d.mkdir()
     return d
+
+
+@pytest.fixture
+def make_task(tmp_path: Path) -> MakeTask:
+    """``make_task(name="t", files={"rel/path": text or None})`` writes a task dir under tmp_path."""
+
+    def make(name: str = "tiny", files: dict[str, str | None] | None = None) -> Path:
+        return write_task(tmp_path / name, files)
+
+    return make

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from pool_tasks import one_word_changed, write_task
 from typer.testing import CliRunner
 
 from autoenvscaling.cli.app import app, main
 from autoenvscaling.pool import Pool
+from pool_tasks import one_word_changed, write_task
 
 runner = CliRunner()
 

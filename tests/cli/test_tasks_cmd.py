@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from task_factory import MakeTask
 from typer.testing import CliRunner
 
 from autoenvscaling.cli.app import app
+from task_factory import MakeTask
 
 runner = CliRunner()
 
