@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from task_factory import TEST_SH
+
 TASK_TOML = """\
 schema_version = "1.4"
 
@@ -12,13 +14,6 @@ name = "autoenv/{name}"
 
 [verifier]
 timeout_sec = 120
-"""
-
-TEST_SH = """\
-#!/bin/bash
-mkdir -p /logs/verifier
-if python3 -m pytest -q /tests/test_outputs.py; then echo 1 > /logs/verifier/reward.txt
-else echo 0 > /logs/verifier/reward.txt; fi
 """
 
 # Distinct task texts: nothing in common beyond a few function words.
