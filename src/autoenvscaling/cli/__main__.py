@@ -1,3 +1,5 @@
+"""``python -m autoenvscaling.cli``: the ``autoenv`` command."""
+
 from autoenvscaling.cli.app import main
 
 main()

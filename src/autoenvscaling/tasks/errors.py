@@ -1,3 +1,5 @@
+"""The error a malformed task directory raises."""
+
 from __future__ import annotations
 
 from autoenvscaling.errors import UserInputError
