@@ -35,7 +35,7 @@ from autoenvscaling.execution.executors import Executor, ExecutorConfig, LocalEx
 from autoenvscaling.execution.ray_executor import RayExecutor
 from autoenvscaling.roles.solve_run import SolveRun
 from autoenvscaling.sandbox.fake_scored import ScoredFakeBackend, write_scored_task
-from autoenvscaling.verify.agents import OracleAgent
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 
 def _cpu() -> float:

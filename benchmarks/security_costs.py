@@ -24,10 +24,10 @@ from autoenvscaling.images.catalog import BASE_IMAGE
 from autoenvscaling.sandbox.base import SandboxSpec
 from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.tasks import load_task
-from autoenvscaling.verify.agents import OracleAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.processes import _END_SCRIPT, _PASSES, agent_phase_mark
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "terminal" / "log-error-summary"

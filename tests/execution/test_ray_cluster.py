@@ -30,7 +30,7 @@ from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.sandbox.fake_scored import NAME, ScoredFakeBackend, write_scored_task
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
-from autoenvscaling.verify.agents import OracleAgent
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 ray = pytest.importorskip("ray", reason="the `ray` extra (make setup installs it)")
 from ray.cluster_utils import Cluster  # noqa: E402

@@ -11,10 +11,10 @@ from autoenvscaling.errors import UserInputError
 from autoenvscaling.pool.storage import stage_copy
 from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.tasks import TaskFormatError, load_task
-from autoenvscaling.verify.agents import OracleAgent
 from autoenvscaling.verify.confine import artifact_dest
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 
 @pytest.mark.parametrize("entry", ["/../../../../root/.ssh/authorized_keys", "relative/x", "/app/../../etc", "/"])

@@ -16,10 +16,10 @@ from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.sandbox.fake import FakeBackend
 from autoenvscaling.tasks import Task, TaskFormatError, load_task
 from autoenvscaling.validate.validator import ValidationConfig
-from autoenvscaling.verify.agents import NopAgent, OracleAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTaskError, check_supported
 from autoenvscaling.verify.results import AgentContext, AgentInfo
 from autoenvscaling.verify.trial import TrialOptions, TrialRunner
+from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
 
 
 def test_silent_task_gets_default_limits(make_task: MakeTask) -> None:

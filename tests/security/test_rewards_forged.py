@@ -14,10 +14,10 @@ from autoenvscaling.sandbox.fake import FakeBackend
 from autoenvscaling.tasks import Task, load_task
 from autoenvscaling.validate.leakage import check_leakage
 from autoenvscaling.validate.report import LEAK_REWARD
-from autoenvscaling.verify.agents import OracleAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import AgentContext, AgentInfo
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 # Left running by the "solution": rewrites the reward every 20 ms, as long as it lives.
 FORGER = (

@@ -10,9 +10,9 @@ from hostile import MakeTask
 
 from autoenvscaling.sandbox.fake import FakeBackend, FakeCall, FakeSandbox
 from autoenvscaling.tasks import load_task
-from autoenvscaling.verify.agents import OracleAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.trial import TrialOptions, TrialRunner
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 SECRET = "sk-live-0123456789abcdef"
 

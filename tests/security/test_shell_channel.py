@@ -16,9 +16,9 @@ from autoenvscaling.images.catalog import BASE_IMAGE
 from autoenvscaling.sandbox.base import SandboxSpec
 from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.tasks import load_task
-from autoenvscaling.verify.agents import OracleAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 # Waits until the shell is back in read(0) after the solution's call, stops it, then answers every line it gets.
 THIEF = r"""

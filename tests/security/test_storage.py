@@ -23,9 +23,9 @@ from autoenvscaling.sandbox.storage import MAX_INTERVAL_SEC, MB, MIN_INTERVAL_SE
 from autoenvscaling.tasks import load_task
 from autoenvscaling.validate.report import STORAGE_LIMIT, Verdict
 from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
-from autoenvscaling.verify.agents import OracleAgent
 from autoenvscaling.verify.environment import DEFAULT_STORAGE_MB, EnvironmentBuilder
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 CAP_MB = 20
 # 64 KiB files, far below the per-file cap: only a cap on the total can stop this.

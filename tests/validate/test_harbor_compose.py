@@ -17,10 +17,10 @@ from autoenvscaling.tasks import Task, load_task
 from autoenvscaling.validate.report import Verdict
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
-from autoenvscaling.verify.agents import NopAgent, OracleAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import AgentContext, AgentInfo
 from autoenvscaling.verify.trial import TrialOptions, TrialRunner
+from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
 
 pytestmark = pytest.mark.docker
 

@@ -13,7 +13,7 @@ from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.validate.report import Verdict
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
-from autoenvscaling.verify.agents import NopAgent, OracleAgent
+from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
 
 pytestmark = pytest.mark.docker
 

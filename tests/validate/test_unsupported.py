@@ -20,7 +20,7 @@ from autoenvscaling.sandbox.fake import FakeBackend
 from autoenvscaling.validate.report import Verdict
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
-from autoenvscaling.verify.agents import NopAgent, OracleAgent
+from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
 
 COMPOSE = """\
 services:

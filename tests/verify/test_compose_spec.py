@@ -12,9 +12,9 @@ import pytest
 from autoenvscaling.sandbox.base import BuildSpec, SandboxError
 from autoenvscaling.sandbox.fake import FakeBackend
 from autoenvscaling.tasks import load_task
-from autoenvscaling.verify.agents import OracleAgent
 from autoenvscaling.verify.environment import TASK_IMAGE_REPO, EnvironmentBuilder
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "harbor-kinds" / "compose-service"
 

@@ -13,12 +13,12 @@ from autoenvscaling.tasks import load_task
 from autoenvscaling.tasks.config import HealthcheckConfig
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
-from autoenvscaling.verify.agents import OracleAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.errors import HealthcheckError
 from autoenvscaling.verify.hooks import run_healthcheck
 from autoenvscaling.verify.results import TrialResult
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import OracleAgent
 
 
 class _Clock:

@@ -14,8 +14,8 @@ from autoenvscaling.roles.solve_run import SolveRun
 from autoenvscaling.sandbox.fake import FakeBackend, FakeCall, FakeSandbox
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
-from autoenvscaling.verify.agents import NopAgent, OracleAgent
 from autoenvscaling.verify.results import scalar_reward
+from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
 
 
 @pytest.mark.parametrize(

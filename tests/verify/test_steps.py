@@ -14,10 +14,10 @@ from autoenvscaling.sandbox.base import ExecResult
 from autoenvscaling.sandbox.fake import FakeBackend, FakeCall, FakeSandbox
 from autoenvscaling.tasks import load_task
 from autoenvscaling.tasks.steps import StepPaths, combine_step_rewards, min_reward_failure, step_config
-from autoenvscaling.verify.agents import NopAgent, OracleAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import TrialResult
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
 
 TOML = """\
 schema_version = "1.4"

@@ -35,7 +35,7 @@ from autoenvscaling.cli.common import (
 from autoenvscaling.errors import UserInputError
 
 if TYPE_CHECKING:
-    from autoenvscaling.verify.agents import TrialAgent
+    from autoenvscaling.verify.trial_agents import TrialAgent
 
 console = Console()
 
@@ -54,7 +54,7 @@ def agent_factory(
     temperature: float | None,
     remote: bool = False,
 ) -> Iterator[tuple[Callable[[], TrialAgent], dict[str, Any]]]:
-    from autoenvscaling.verify.agents import NopAgent, OracleAgent
+    from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
 
     if agent == "oracle":
         yield OracleAgent, {"agent": "oracle"}

@@ -20,7 +20,7 @@ from autoenvscaling.pool import Pool
 from autoenvscaling.roles.proposer.domain import DomainContext
 from autoenvscaling.roles.remote_solver import RemoteSolverFactory
 from autoenvscaling.roles.solver import SolverAgent
-from autoenvscaling.verify.agents import TrialAgent
+from autoenvscaling.verify.trial_agents import TrialAgent
 
 
 class Events(Protocol):

@@ -20,7 +20,7 @@ from autoenvscaling.flywheel.crash import checkpoint
 from autoenvscaling.flywheel.records import TaskAttempts
 from autoenvscaling.roles.solve_run import AttemptRecord, SolveRun
 from autoenvscaling.sandbox.base import SandboxBackend
-from autoenvscaling.verify.agents import TrialAgent
+from autoenvscaling.verify.trial_agents import TrialAgent
 
 OnTask = Callable[[TaskAttempts], None]
 

@@ -33,10 +33,10 @@ from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.sandbox.registry import shared_backend
 from autoenvscaling.tasks import load_task
-from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import TrialResult, is_solved
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import TrialAgent
 
 
 class AttemptRecord(BaseModel):

@@ -17,12 +17,12 @@ from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.validate import report as R
 from autoenvscaling.validate.leakage import ImageIndex, check_leakage, scan_image
 from autoenvscaling.validate.probes import ProbeConfig, ProbeRun
-from autoenvscaling.verify.agents import NopAgent, OracleAgent, TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.errors import VerifierError
 from autoenvscaling.verify.results import TrialResult, is_solved, utcnow
 from autoenvscaling.verify.secrets import passed_env
 from autoenvscaling.verify.trial import TrialOptions, TrialRunner
+from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent, TrialAgent
 
 Status = Callable[[str], None]
 _REWARD_EPS = 1e-9

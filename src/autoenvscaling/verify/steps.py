@@ -28,12 +28,12 @@ from autoenvscaling.sandbox.base import Sandbox
 from autoenvscaling.tasks import StepConfig, Task
 from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_LOGS_VERIFIER, CONTAINER_TESTS_DIR
 from autoenvscaling.tasks.steps import StepPaths, combine_step_rewards, min_reward_failure, step_view
-from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.errors import HealthcheckError, StepSetupError, VerifierError
 from autoenvscaling.verify.hooks import run_healthcheck
 from autoenvscaling.verify.paths import TrialPaths
 from autoenvscaling.verify.processes import agent_phase_mark
 from autoenvscaling.verify.results import ExceptionInfo, StepResult, TrialResult, VerifierResult
+from autoenvscaling.verify.trial_agents import TrialAgent
 
 if TYPE_CHECKING:
     from autoenvscaling.verify.trial import TrialRunner

@@ -31,7 +31,6 @@ from autoenvscaling.sandbox.base import (
 from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_LOGS_ARTIFACTS, CONTAINER_LOGS_VERIFIER
-from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.as_user import AsUser
 from autoenvscaling.verify.confine import artifact_dest, merge_untrusted
 from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTaskError, check_supported
@@ -43,6 +42,7 @@ from autoenvscaling.verify.processes import agent_phase_mark, end_agent_processe
 from autoenvscaling.verify.results import ExceptionInfo, StepResult, TaskId, TimingInfo, TrialResult, utcnow
 from autoenvscaling.verify.secrets import scrub_text, scrub_tree, secret_values
 from autoenvscaling.verify.steps import run_steps
+from autoenvscaling.verify.trial_agents import TrialAgent
 from autoenvscaling.verify.verifier import Verifier
 
 # As root (whatever the image's user), and writable by the agent's user; /logs/verifier is recreated before the tests.

@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field
 
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.tasks import load_task
-from autoenvscaling.verify.agents import TrialAgent
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import is_solved
 from autoenvscaling.verify.trial import TrialRunner
+from autoenvscaling.verify.trial_agents import TrialAgent
 
 
 class Reproduction(BaseModel):

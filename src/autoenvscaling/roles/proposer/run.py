@@ -54,7 +54,7 @@ from autoenvscaling.validate.probes import GENERATED_PROBES
 from autoenvscaling.validate.report import ValidationReport, Verdict
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
-from autoenvscaling.verify.agents import TrialAgent
+from autoenvscaling.verify.trial_agents import TrialAgent
 
 OnGenerated = Callable[[GenerationResult], None]
 OnValidated = Callable[[ValidationReport], None]
