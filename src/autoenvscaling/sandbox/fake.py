@@ -32,6 +32,7 @@ from autoenvscaling.sandbox.base import (
     SandboxError,
     SandboxSpec,
 )
+from autoenvscaling.sandbox.fake_builtins import BUILTINS
 from autoenvscaling.sandbox.fake_files import FakeFiles
 from autoenvscaling.sandbox.framing import HeadTail
 
@@ -46,15 +47,6 @@ class FakeCall:
 
 
 Handler = Callable[["FakeSandbox", FakeCall], ExecResult | None]
-
-
-class _Exit(Exception):
-    def __init__(self, code: int) -> None:
-        self.code = code
-
-
-class _Timeout(Exception):
-    pass
 
 
 class FakeBackend:
@@ -192,12 +184,12 @@ class _Run:
         t0, code, timed_out = time.monotonic(), 0, False
         try:
             if not self.sb.is_dir(self.cwd):
-                raise _Exit(self._fail(f"cd: {self.cwd}: No such file or directory"))
+                raise fs.ShellExit(self._fail(f"cd: {self.cwd}: No such file or directory"))
             handled = self._handler(cmd, self.out, self.err)
             code = handled if handled is not None else self._script(cmd)
-        except _Exit as e:
+        except fs.ShellExit as e:
             code = e.code
-        except _Timeout:
+        except fs.ShellTimeout:
             code, timed_out = 124, True
         except fs.FakeSyntaxError as e:
             code = self._fail(f"syntax error: {e}", 2)
@@ -224,7 +216,7 @@ class _Run:
                 out.append(res.stdout)
                 err.append(res.stderr)
                 if res.timed_out:
-                    raise _Timeout
+                    raise fs.ShellTimeout
                 return res.exit_code
         return None
 
@@ -269,8 +261,6 @@ class _Run:
         return posixpath.normpath(posixpath.join(self.cwd, path))
 
     def _builtin(self, words: list[str], out: list[str], err: list[str]) -> int:
-        from autoenvscaling.sandbox.fake_builtins import BUILTINS
-
         if not words:
             return 0
         fn = BUILTINS.get(words[0])

@@ -4,24 +4,35 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from autoenvscaling.sandbox.base import SandboxError
-from autoenvscaling.sandbox.fake_shell import printf
-
-if TYPE_CHECKING:
-    from autoenvscaling.sandbox.fake import _Run
-
-Builtin = Callable[["_Run", list[str], list[str], list[str]], int]
+from autoenvscaling.sandbox.fake_files import FakeFiles
+from autoenvscaling.sandbox.fake_shell import ShellExit, ShellTimeout, printf
 
 
-def _exit(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
-    from autoenvscaling.sandbox.fake import _Exit
+class ShellRun(Protocol):
+    """What a builtin sees of the running exec (``fake._Run``): its files, environment, cwd and deadline."""
 
-    raise _Exit(int(args[0]) & 0xFF if args else run.status)
+    env: dict[str, str]
+    cwd: str
+    status: int
+    deadline: float | None
+
+    @property
+    def sb(self) -> FakeFiles: ...
+
+    def abs(self, path: str) -> str: ...
 
 
-def _echo(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
+Builtin = Callable[[ShellRun, list[str], list[str], list[str]], int]
+
+
+def _exit(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
+    raise ShellExit(int(args[0]) & 0xFF if args else run.status)
+
+
+def _echo(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
     newline = True
     while args and args[0] in ("-n", "-e"):
         newline = newline and args[0] != "-n"
@@ -30,7 +41,7 @@ def _echo(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
     return 0
 
 
-def _printf(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
+def _printf(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
     if not args:
         err.append("printf: usage: printf format [arguments]\n")
         return 2
@@ -38,7 +49,7 @@ def _printf(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
     return 0
 
 
-def _cat(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
+def _cat(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
     code = 0
     for a in args:
         try:
@@ -49,12 +60,12 @@ def _cat(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
     return code
 
 
-def _pwd(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
+def _pwd(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
     out.append(run.cwd + "\n")
     return 0
 
 
-def _cd(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
+def _cd(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
     target = run.abs(args[0]) if args else run.env.get("HOME", "/")
     if not run.sb.is_dir(target):
         err.append(f"bash: cd: {args[0] if args else target}: No such file or directory\n")
@@ -63,25 +74,23 @@ def _cd(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
     return 0
 
 
-def _export(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
+def _export(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
     for a in args:
         key, _, value = a.partition("=")
         run.env[key] = value
     return 0
 
 
-def _sleep(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
-    from autoenvscaling.sandbox.fake import _Timeout
-
+def _sleep(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
     seconds = float(args[0]) if args else 0.0
     if run.deadline is not None and time.monotonic() + seconds > run.deadline:
         time.sleep(max(run.deadline - time.monotonic(), 0.0))
-        raise _Timeout
+        raise ShellTimeout
     time.sleep(seconds)
     return 0
 
 
-def _test(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
+def _test(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
     if args and args[-1] == "]":
         args = args[:-1]
     negate = bool(args) and args[0] == "!"
@@ -102,7 +111,7 @@ def _test(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
 def _files(op: str) -> Builtin:
     """mkdir [-p], rm [-f] [-r], touch."""
 
-    def run_op(run: _Run, args: list[str], out: list[str], err: list[str]) -> int:
+    def run_op(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int:
         flags = "".join(a[1:] for a in args if a.startswith("-"))
         code = 0
         for a in (a for a in args if not a.startswith("-")):

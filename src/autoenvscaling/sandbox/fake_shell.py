@@ -16,6 +16,17 @@ SEPARATORS = (";", "&&", "||")
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
+class ShellExit(Exception):
+    """``exit N`` (or a failure that ends the exec): the exec's status is ``code``."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class ShellTimeout(Exception):
+    """The exec ran past its deadline (exit status 124)."""
+
+
 class FakeSyntaxError(Exception):
     pass
 
