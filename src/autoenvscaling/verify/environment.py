@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -25,6 +24,7 @@ from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.compose import ComposeFile, ComposeService, read_compose
 from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.model import iter_task_files
+from autoenvscaling.tasks.names import slug
 from autoenvscaling.tasks.support import unsupported_features
 
 TASK_IMAGE_REPO = "autoenv-task"
@@ -42,7 +42,8 @@ class UnsupportedTaskError(UserInputError):
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9_.-]+", "-", text.lower()).strip("-.")[:60] or "task"
+    """A task name as part of an image tag (Docker allows no capitals)."""
+    return slug(text, lower=True, max_len=60)
 
 
 def environment_hash(env_dir: Path, extra: str = "") -> str:
