@@ -1,0 +1,189 @@
+"""The ``combine`` operator without Docker: which second parent is offered, how its files enter the child
+(fresh directory, COPY lines, renamed collisions), and what the prompts and schemas show."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from combine_parents import make_parent
+
+from autoenvscaling.llm.base import Message, ModelResponse, Sampling, ToolSpec
+from autoenvscaling.llm.scripted import ScriptedModel
+from autoenvscaling.roles.proposer.domain import domain_context
+from autoenvscaling.roles.proposer.staged.combine import free_path, plan_combination, rewrite_paths
+from autoenvscaling.roles.proposer.staged.config import StagedConfig
+from autoenvscaling.roles.proposer.staged.episode import Episode, StagedContext
+from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
+from autoenvscaling.roles.proposer.staged.parents import Parent, load_parent, second_parent, worked_example
+from autoenvscaling.roles.proposer.staged.spec import Idea
+from autoenvscaling.sandbox.fake import FakeBackend
+
+COMBINE_IDEA = {
+    "operator": "combine",
+    "change": "Count the 404 requests of both logs",
+    "output_file": "/app/all404.txt",
+    "compare": "exact",
+    "new_data": False,
+}
+
+
+class SchemaModel(ScriptedModel):
+    """A scripted model that also keeps the response format of every call (the constrained-decoding schema)."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__(replies)
+        self.formats: list[dict[str, Any] | None] = []
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[ToolSpec] | None = None,
+        response_format: dict[str, Any] | None = None,
+        sampling: Sampling | None = None,
+    ) -> ModelResponse:
+        self.formats.append(response_format)
+        return super().complete(messages, tools=tools, response_format=response_format, sampling=sampling)
+
+
+def _parent(path: Path) -> Parent:
+    parent = load_parent(path)
+    assert parent is not None
+    return parent
+
+
+def _worked() -> Parent:
+    return _parent(worked_example(domain_context("terminal")))  # type: ignore[arg-type]
+
+
+def _episode(tmp: Path, model: ScriptedModel, first: Parent, second: Parent | None) -> Episode:
+    ctx = StagedContext(domain=domain_context("terminal"), parent=first, second=second)
+    return Episode(model, FakeBackend(), ctx, StagedConfig(), tmp / "ep", "staged-000", "staged")
+
+
+def _enum(fmt: dict[str, Any] | None) -> list[str]:
+    assert fmt is not None
+    return list(fmt["json_schema"]["schema"]["properties"]["operator"]["enum"])
+
+
+def test_the_second_parent_is_the_next_one_with_inputs_and_the_same_base_image(tmp_path: Path) -> None:
+    a = _parent(make_parent(tmp_path, "a"))
+    other_image = _parent(make_parent(tmp_path, "b", image="autoenv/python:latest"))
+    no_inputs = _parent(make_parent(tmp_path, "c", files={}, copy="RUN mkdir -p /srv/x"))
+    d = _parent(make_parent(tmp_path, "d"))
+    parents = [a, other_image, no_inputs, d]
+    assert second_parent(parents, 0) is d and second_parent(parents, 3) is a  # wraps around
+    assert second_parent(parents, 2) is d  # a first parent needs no inputs of its own
+    assert second_parent(parents, 1) is None  # nobody else starts FROM its image
+    assert second_parent([a], 0) is None and second_parent([], 0) is None
+
+
+def test_a_colliding_path_gets_a_free_name_and_every_shown_text_uses_it(tmp_path: Path) -> None:
+    first = _parent(make_parent(tmp_path, "first"))
+    (first.path / "environment" / "combine-worked-example").mkdir()  # taken: the next fresh dir is used
+    plan = plan_combination(first, _worked())
+    assert plan.renamed == {"/app/data/access.log": "/app/data/access-2.log"}
+    assert list(plan.second.data) == ["/app/data/access-2.log"]
+    assert "/app/data/access-2.log" in plan.second.solve_sh and "access.log " not in plan.second.solve_sh
+    assert "/app/data/access-2.log has one request" in plan.second.instruction
+    assert plan.second.sources == {"/app/data/access-2.log": "combine-worked-example-2/data/access.log"}
+    assert plan.files["combine-worked-example-2/data/access.log"].startswith("10.0.0.1 GET /index.html 200")
+    dockerfile = plan.files["Dockerfile"].splitlines()
+    assert dockerfile[:3] == ["FROM autoenv/terminal:latest", "WORKDIR /app", "COPY data/ /app/data/"]
+    assert dockerfile[-1] == "COPY combine-worked-example-2/data/access.log /app/data/access-2.log"
+
+
+def test_free_names_and_whole_path_rewrites() -> None:
+    assert free_path("/app/data/access.log", {"/app/data/access-2.log"}) == "/app/data/access-3.log"
+    assert free_path("/app/logs/a.log.1", set()) == "/app/logs/a-2.log.1"
+    assert free_path("/srv/.env", set()) == "/srv/.env-2"
+    moved = {"/app/data/a.log": "/app/data/a-2.log", "/app/data/a-2.log": "/app/data/a-3.log"}
+    text = "cat /app/data/a.log /app/data/a.log.1 /app/data/a-2.log; ls /app/data/a.logs x/app/data/a.log"
+    assert rewrite_paths(text, moved) == (
+        "cat /app/data/a-2.log /app/data/a.log.1 /app/data/a-3.log; ls /app/data/a.logs x/app/data/a.log"
+    )
+
+
+def test_without_a_second_parent_combine_is_not_offered(tmp_path: Path) -> None:
+    model = SchemaModel([json.dumps({**COMBINE_IDEA, "operator": "filter"})])
+    ep = _episode(tmp_path, model, _worked(), None)
+    assert ep.ask_idea()
+    prompt = model.calls[0][-1].content
+    assert "combine" not in prompt and "SECOND" not in prompt
+    assert "combine" not in _enum(model.formats[0]) and "filter" in _enum(model.formats[0])
+
+
+def test_a_combine_reply_without_a_second_parent_becomes_a_new_question(tmp_path: Path) -> None:
+    ep = _episode(tmp_path, SchemaModel([json.dumps(COMBINE_IDEA)]), _worked(), None)
+    assert ep.ask_idea() and ep.log.idea is not None
+    assert ep.log.idea.operator == "new_question" and ep.combined is None and not ep.files.added
+
+
+def test_the_idea_prompt_shows_the_second_parent_and_offers_combine(tmp_path: Path) -> None:
+    first = _parent(make_parent(tmp_path, "first"))
+    model = SchemaModel([json.dumps(COMBINE_IDEA)])
+    ep = _episode(tmp_path, model, first, _worked())
+    assert ep.ask_idea()
+    prompt = model.calls[0][-1].content
+    assert "SECOND TASK (only for the operator combine" in prompt
+    assert "input file /app/data/access-2.log (first lines):\n10.0.0.1 GET /index.html 200" in prompt
+    assert "sort -n > /app/errors.txt" in prompt and "- combine: combine this task" in prompt
+    assert _enum(model.formats[0])[-1] == "combine"
+    # The child holds both parents' inputs; the prompts after the idea show the second as combined.
+    assert set(ep.inputs) == {"/app/data/access.log", "/app/data/access-2.log"}
+    assert ep.inputs["/app/data/access-2.log"].startswith("10.0.0.1 GET")
+    assert "/app/data/access-2.log" in ep.input_heads()
+    assert ep.parent_block.count("SECOND PARENT TASK") == 1
+    assert ep.combined is not None
+    assert ep.parent_solutions() == [("first", first.solve_sh), ("worked-example", ep.combined.second.solve_sh)]
+    assert ep.log.second_parent == "worked-example"
+    assert ep.log.renamed == {"/app/data/access.log": "/app/data/access-2.log"}
+    draft = ep.draft()
+    assert (draft / "environment" / "combine-worked-example" / "data" / "access.log").is_file()
+    assert (draft / "environment" / "data" / "access.log").read_text().startswith("10.0.0.7")
+    assert (
+        "COPY combine-worked-example/data/access.log /app/data/access-2.log"
+        in (draft / "environment" / "Dockerfile").read_text()
+    )
+    lineage = tomllib.loads((draft / "task.toml").read_text())["metadata"]["lineage"]
+    assert lineage == {"parent": "first", "second_parent": "worked-example", "operator": "combine"}
+
+
+def test_another_operator_leaves_the_second_parent_out_of_the_child(tmp_path: Path) -> None:
+    ep = _episode(tmp_path, SchemaModel([json.dumps({**COMBINE_IDEA, "operator": "filter"})]), _worked(), _worked())
+    assert ep.ask_idea()
+    assert ep.combined is None and "SECOND" not in ep.parent_block and list(ep.inputs) == ["/app/data/access.log"]
+    assert len(ep.parent_solutions()) == 1 and ep.log.second_parent is None
+    lineage = tomllib.loads((ep.draft() / "task.toml").read_text())["metadata"]["lineage"]
+    assert lineage == {"parent": "worked-example", "operator": "filter"}
+
+
+def test_new_lines_go_to_the_second_parents_input_when_the_first_has_none(tmp_path: Path) -> None:
+    first = _parent(make_parent(tmp_path, "bare", files={}, copy="RUN mkdir -p /srv/x"))
+    ep = _episode(tmp_path, SchemaModel([]), first, _worked())
+    ep.choose(Idea.model_validate(COMBINE_IDEA))
+    ep.extend_input(["10.0.0.5 GET /z 404"])
+    # No collision: the second parent's file keeps its path; the extended copy is written over the added one.
+    assert ep.main_input == "/app/data/access.log" and ep.inputs["/app/data/access.log"].endswith("/z 404")
+    added = ep.draft() / "environment" / "combine-worked-example" / "data" / "access.log"
+    assert added.read_text().endswith("10.0.0.5 GET /z 404\n")
+
+
+def test_the_one_shot_arm_is_offered_combine_under_the_same_conditions(tmp_path: Path) -> None:
+    shot = {**COMBINE_IDEA, "data": "", "instruction": "Count the 404s of both logs.", "solve_sh": "true"}
+    del shot["new_data"]
+    for second, offered in ((None, False), (_worked(), True)):
+        model = SchemaModel([json.dumps(shot)])
+        ctx = StagedContext(domain=domain_context("terminal"), parent=_worked(), second=second)
+        d = tmp_path / str(offered)
+        result = propose_oneshot_recorded(
+            model, FakeBackend(), ctx, episode_dir=d / "ep", candidate_dir=d / "cand", task_id="p-000"
+        )
+        assert result.exit_reason == "answered"
+        assert ("combine" in _enum(model.formats[0])) is offered
+        log = json.loads((d / "ep" / "staged.json").read_text())
+        assert log["idea"]["operator"] == ("combine" if offered else "new_question")
+        assert log["second_parent"] == ("worked-example" if offered else None)
