@@ -257,6 +257,8 @@ class TaskEnvFactory:
     Use it as a context manager (or call ``close``) so rollouts left open by a failed step are removed.
     """
 
+    tool_names = ("bash",)  # the environment's tool methods, as TRL offers them to the model
+
     def __init__(
         self,
         backend: SandboxBackend,

@@ -25,6 +25,7 @@ from autoenvscaling.train.progress import (
 )
 from autoenvscaling.train.rows import TaskRow, as_dataset
 from autoenvscaling.train.settings import TrainSettings
+from autoenvscaling.train.toolcalls import read_bare_json_calls
 
 
 def grpo_config(settings: TrainSettings, out_dir: Path, n_rows: int) -> Any:
@@ -84,6 +85,8 @@ def run_grpo(
 
     started = time.perf_counter()
     resume = last_checkpoint(out_dir)
+    if settings.bare_json_tool_calls:
+        tokenizer = read_bare_json_calls(tokenizer, factory.tool_names)
     trainer = GRPOTrainer(
         model=model,
         args=grpo_config(settings, out_dir, len(rows)),

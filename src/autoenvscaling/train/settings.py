@@ -39,6 +39,11 @@ class TrainSettings(BaseModel):
     max_completion_length: int = Field(default=256, ge=8, description="tokens of one rollout's turns and outputs")
     temperature: float = Field(default=1.0, gt=0)
     beta: float = Field(default=0.0, ge=0, description="KL weight (0: no reference model, as TRL's default)")
+    bare_json_tool_calls: bool = Field(
+        default=True,
+        description="also read tool calls written as bare or fenced JSON, not only in the chat template's "
+        "<tool_call> tags (small Qwen2.5-Coder models write them so; see train/toolcalls.py)",
+    )
     use_vllm: bool = Field(default=False, description="generate with vLLM in colocate mode (a GPU)")
     vllm_gpu_memory_utilization: float = Field(default=0.35, gt=0, le=1)
     rollout: RolloutSettings = Field(default_factory=RolloutSettings)
