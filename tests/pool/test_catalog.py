@@ -11,7 +11,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from pool_tasks import one_word_changed, write_task
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.pool import (
@@ -27,6 +26,7 @@ from autoenvscaling.pool import (
 from autoenvscaling.pool.schema import SCHEMA_VERSION
 from autoenvscaling.tasks.model import load_task, task_content_hash
 from autoenvscaling.validate.report import ValidationReport, Verdict
+from pool_tasks import one_word_changed, write_task
 
 
 def _report(verdict: Verdict, content_hash: str | None = None) -> ValidationReport:

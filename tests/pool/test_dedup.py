@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pool_tasks import TOPICS, one_word_changed, write_task
 
 from autoenvscaling.pool import dedup
 from autoenvscaling.pool.dedup import (
@@ -23,6 +22,7 @@ from autoenvscaling.pool.dedup import (
     similarity,
     task_text,
 )
+from pool_tasks import TOPICS, one_word_changed, write_task
 
 CFG = DedupConfig()
 

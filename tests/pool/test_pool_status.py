@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pool_tasks import TOPICS, write_task
 from typer.testing import CliRunner
 
 from autoenvscaling.cli.app import app
 from autoenvscaling.pool import EnvStatus, Pool
 from autoenvscaling.pool.status import pool_status
 from autoenvscaling.validate.report import ProbeReport, ValidationReport, Verdict
+from pool_tasks import TOPICS, write_task
 
 
 def _report(verdict: Verdict, flags: list[str] | None, score: float | None = None) -> ValidationReport:

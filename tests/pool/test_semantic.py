@@ -6,11 +6,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from pool_tasks import TOPICS, write_task
 
 from autoenvscaling.pool import DedupConfig, EnvStatus, Pool
 from autoenvscaling.pool.schema import MIGRATIONS, SCHEMA_VERSION, connect
 from autoenvscaling.pool.semantic import HashingEmbedder, SemanticIndex
+from pool_tasks import TOPICS, write_task
 
 pytest.importorskip("numpy")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from task_factory import MakeTask
 
 from autoenvscaling.tasks import load_task
 from autoenvscaling.tasks.compose import MAX_SERVICES, Condition, parse_compose, read_compose
 from autoenvscaling.tasks.support import unsupported_features
+from task_factory import MakeTask
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "harbor-kinds" / "compose-service" / "environment"
 

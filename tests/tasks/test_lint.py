@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from task_factory import DOCKERFILE, TASK_TOML, TEST_PY, TEST_SH, MakeTask
 
 from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.tasks.lint_rules import RULES, Finding
+from task_factory import DOCKERFILE, TASK_TOML, TEST_PY, TEST_SH, MakeTask
 
 CATALOG = ["autoenv/base:bookworm", "autoenv/terminal:latest", "autoenv/python:latest"]
 

@@ -6,12 +6,12 @@ import json
 import re
 from pathlib import Path
 
-from task_factory import MakeTask
 from typer.testing import CliRunner
 
 from autoenvscaling.cli.app import app
 from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.tasks.lint_rules import HARBOR_EQUIVALENT, HARBOR_LINT_RULES, RULES
+from task_factory import MakeTask
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "harbor-support.md"
 

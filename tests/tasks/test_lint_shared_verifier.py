@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from task_factory import TASK_TOML, MakeTask
 
 from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.tasks.lint_rules import RULES
+from task_factory import TASK_TOML, MakeTask
 
 OPT_OUT = (
     "\n[metadata.harbor.lint]\nignore = [\"shared-verifier\"]  # the tiny task's tests run in the agent's container\n"

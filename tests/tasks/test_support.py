@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from task_factory import TASK_TOML, MakeTask
 
 from autoenvscaling.tasks import load_task
 from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.tasks.support import unsupported_features
 from autoenvscaling.verify.environment import UnsupportedTaskError, check_supported
+from task_factory import TASK_TOML, MakeTask
 
 # Multi-container tasks run (tests/tasks/test_compose.py); a key we cannot honour is refused by name.
 COMPOSE = """\

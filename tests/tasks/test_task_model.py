@@ -6,7 +6,6 @@ import datetime
 from pathlib import Path
 
 import pytest
-from task_factory import TASK_TOML, MakeTask
 
 from autoenvscaling.tasks import (
     NetworkMode,
@@ -19,6 +18,7 @@ from autoenvscaling.tasks import (
     save_task,
 )
 from autoenvscaling.tasks.model import dump_task_toml, parse_task_toml_text
+from task_factory import TASK_TOML, MakeTask
 
 # The shape of a Terminal-Bench 2.1 task.toml (legacy spellings included).
 TB21_TOML = """\
