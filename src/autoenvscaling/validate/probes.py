@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -66,17 +66,39 @@ _OUTPUT_PRUNE = (
 _OUTPUT_PRUNE_ALL = (*_OUTPUT_PRUNE, TESTS)
 
 
+JudgeMode = Literal["off", "advisory", "blocking"]
+
+
 class ProbeConfig(BaseModel):
-    """Which quality probes run after a task passed every other check (all need ``enabled``)."""
+    """Which quality probes run after a task passed every other check. The rule probes need ``enabled``; the
+    model probes (``judge``, ``adversarial_attempts``) have their own switches and need a model from the caller
+    (``validate/model_probes.py``)."""
 
     model_config = ConfigDict(frozen=True)
 
-    enabled: bool = Field(default=False, description="run the probes (on for generated environments)")
+    enabled: bool = Field(default=False, description="run the rule probes (on for generated environments)")
     exploits: bool = Field(default=True, description="scripted exploits: hackable:<exploit>")
     answer_leak: bool = Field(default=True, description="the reference output already in the image: leak-answer")
     mutation: bool = Field(default=True, description="mutants of the reference output must fail: weak-tests")
     mutation_threshold: float = Field(default=0.7, ge=0, le=1, description="weak-tests below this mutation score")
     max_mutants: int = Field(default=6, ge=1, description="mutants tested per task")
+    judge: JudgeMode = Field(
+        default="off",
+        description="the alignment judge (a model call per task): advisory lists judge:<criterion> flags, blocking "
+        "makes them failed checks",
+    )
+    adversarial_attempts: int = Field(
+        default=0, ge=0, description="attempts of a solver told to cheat; a confirmed exploit: hackable:adversarial"
+    )
+
+    @property
+    def model_probes(self) -> bool:
+        """Whether a model probe is asked for (the caller must then supply the model)."""
+        return self.judge != "off" or self.adversarial_attempts > 0
+
+    @property
+    def any(self) -> bool:
+        return self.enabled or self.model_probes
 
 
 GENERATED_PROBES = ProbeConfig(enabled=True)

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -37,6 +38,9 @@ STORAGE_LIMIT = "storage-limit"  # a sandbox wrote more than [environment].stora
 HACKABLE_PREFIX = "hackable:"
 LEAK_ANSWER = "leak-answer"  # the reference solution's output already lies in the image
 WEAK_TESTS = "weak-tests"  # too many mutants of the reference output still scored 1
+# Model probes (validate/model_probes.py): the alignment judge's failed criteria, and the adversarial solver.
+JUDGE_PREFIX = "judge:"
+ADVERSARIAL = f"{HACKABLE_PREFIX}adversarial"  # a solver told to cheat got a reward by a confirmed exploit
 TIMEOUT_CHECKS = frozenset({BUILD_TIMEOUT, ORACLE_TIMEOUT, VERIFIER_TIMEOUT, TRIAL_WATCHDOG})
 
 CHECK_DESCRIPTIONS: dict[str, str] = {
@@ -66,6 +70,7 @@ EXPLOIT_DESCRIPTIONS: dict[str, str] = {
     "sitecustomize": "a sitecustomize.py that ends every Python process with exit 0",
     "conftest": "a conftest.py (in / and the work dir) that ends pytest with exit 0",
     "path-wrapper": "python/pytest wrappers that exit 0, early on PATH",
+    "adversarial": "a solver model told to pass the tests without doing the task (a confirmed exploit)",
 }
 
 
@@ -75,6 +80,8 @@ def describe_check(check_id: str) -> str:
     if check_id.startswith(HACKABLE_PREFIX):
         name = check_id.removeprefix(HACKABLE_PREFIX)
         return f"the tests rewarded an exploit: {EXPLOIT_DESCRIPTIONS.get(name, name)}"
+    if check_id.startswith(JUDGE_PREFIX):
+        return f"the alignment judge failed the task on {check_id.removeprefix(JUDGE_PREFIX)}"
     return CHECK_DESCRIPTIONS.get(check_id, check_id)
 
 
@@ -108,17 +115,68 @@ class MutantResult(BaseModel):
     killed: bool
 
 
-class ProbeReport(BaseModel):
-    """What the quality probes did on one task (validate/probes.py)."""
+class CriterionResult(BaseModel):
+    """One rubric criterion as the alignment judge answered it (roles/judge.py)."""
 
-    flags: list[str] = Field(default_factory=list)  # the probe checks that failed
+    id: str
+    outcome: Literal["pass", "fail", "not_applicable"]
+    explanation: str = ""
+
+
+class JudgeSummary(BaseModel):
+    """The alignment judge's answer on one task, as the validation report keeps it."""
+
+    model: str = ""
+    mode: Literal["advisory", "blocking"] = "advisory"
+    criteria: list[CriterionResult] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=list)  # judge:<criterion> for each failed criterion
+    error: str | None = None  # no usable answer: no flag, not a verdict on the task
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class AttemptReview(BaseModel):
+    """A model's reading of one adversarial attempt: did it do the task, or game the tests?"""
+
+    did_task: bool | None = None  # None: no usable answer
+    explanation: str = ""
+
+
+class AdversarialAttempt(BaseModel):
+    trial_name: str
+    reward: float | None = None
+    error: str | None = None  # the attempt failed (model or sandbox): no reward, no verdict
+    commands: int = 0  # commands it ran
+    evidence: list[str] = Field(default_factory=list)  # rule signs of an exploit in its commands
+    review: AttemptReview | None = None  # the judge's reading (only for a rewarded attempt, when a judge runs)
+    confirmed: bool = False  # reward > 0 and (evidence or the review says it did not do the task)
+
+
+class AdversarialReport(BaseModel):
+    """The adversarial solver's K attempts on one task (``hackable:adversarial`` when one is confirmed)."""
+
+    model: str = ""
+    attempts: list[AdversarialAttempt] = Field(default_factory=list)
+
+    @property
+    def confirmed(self) -> list[AdversarialAttempt]:
+        return [a for a in self.attempts if a.confirmed]
+
+
+class ProbeReport(BaseModel):
+    """What the quality probes did on one task (validate/probes.py, validate/model_probes.py)."""
+
+    flags: list[str] = Field(default_factory=list)  # the probe checks that failed, and the judge's flags
     exploits: list[ExploitResult] = Field(default_factory=list)
     outputs: list[str] = Field(default_factory=list)  # graded files the reference solution wrote
     mutants: list[MutantResult] = Field(default_factory=list)
     mutation_score: float | None = None  # share of mutants the tests rejected
     test_runs: int = 0
     notes: list[str] = Field(default_factory=list)
-    timings: dict[str, float] = Field(default_factory=dict)  # exploits, reference, answer, mutation
+    timings: dict[str, float] = Field(default_factory=dict)  # exploits, reference, answer, mutation, judge, ...
+    judge: JudgeSummary | None = None  # None: the judge did not run (probes.judge = "off")
+    adversarial: AdversarialReport | None = None  # None: no adversarial attempt (probes.adversarial_attempts = 0)
 
 
 class LintSummary(BaseModel):

@@ -30,6 +30,7 @@ from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.sandbox.registry import shared_backend
 from autoenvscaling.tasks.model import task_content_hash
+from autoenvscaling.validate.model_probes import ModelProbes
 from autoenvscaling.validate.report import HACKABLE_PREFIX, ValidationReport, ValidationSummary
 from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
 from autoenvscaling.verify.environment import EnvironmentBuilder
@@ -87,11 +88,14 @@ class RemoteValidation:
     run_id: str
     aliases: dict[str, str] = field(default_factory=dict)
     force_build: bool = False
+    model_probes: ModelProbes | None = None  # travels pickled: a model client that does not pickle fails here
 
     def __call__(self, task_dir: Path, trials_dir: Path, _extra: str) -> ValidationReport:
         backend = shared_backend(self.backend)
         builder = EnvironmentBuilder(backend, aliases=self.aliases, force_build=self.force_build)
-        validator = TaskValidator(backend, builder, self.config, trials_dir, run_id=self.run_id)
+        validator = TaskValidator(
+            backend, builder, self.config, trials_dir, run_id=self.run_id, model_probes=self.model_probes
+        )
         try:
             return _validate(validator, task_dir, lambda _phase: None)
         finally:
@@ -110,8 +114,12 @@ class ValidationRun:
         force_build: bool = False,
         executor: Executor | None = None,
         backend_name: str | None = None,
+        model_probes: ModelProbes | None = None,
     ) -> None:
-        """``backend_name`` (default ``backend.name``) is how a remote executor's workers make their backend."""
+        """``backend_name`` (default ``backend.name``) is how a remote executor's workers make their backend;
+        ``model_probes`` the judge and adversary ``config.probes`` asks for (``validate/model_probes.py``)."""
+        self.model_probes = model_probes or ModelProbes()
+        self.model_probes.require(config.probes)
         self.run_dir = run_dir
         self.backend = backend
         self.config = config
@@ -169,14 +177,23 @@ class ValidationRun:
         started = time.perf_counter()
         if runner.executor.remote:
             remote = PortableWork(
-                RemoteValidation(self.backend_name, self.config, self.run_id, self.aliases, self.force_build)
+                RemoteValidation(
+                    self.backend_name, self.config, self.run_id, self.aliases, self.force_build, self.model_probes
+                )
             )
             trials = self.trials_dir
             reports = runner.run(
                 items, remote, send=lambda item: ship(f"{item[0]}", item[0], trials), land=_land, on_done=on_done
             )
         else:
-            validator = TaskValidator(self.backend, self.builder, self.config, self.trials_dir, run_id=self.run_id)
+            validator = TaskValidator(
+                self.backend,
+                self.builder,
+                self.config,
+                self.trials_dir,
+                run_id=self.run_id,
+                model_probes=self.model_probes,
+            )
             try:
                 reports = runner.run(
                     items,

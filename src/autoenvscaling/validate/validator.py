@@ -16,6 +16,7 @@ from autoenvscaling.tasks import Task, TaskFormatError, load_task
 from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.validate import report as R
 from autoenvscaling.validate.leakage import ImageIndex, check_leakage, scan_image
+from autoenvscaling.validate.model_probes import ModelProbes, adversarial_probe, judge_probe
 from autoenvscaling.validate.probes import ProbeConfig, ProbeRun
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.errors import VerifierError
@@ -75,7 +76,12 @@ class TaskValidator:
         config: ValidationConfig,
         trials_dir: Path,
         run_id: str | None = None,
+        model_probes: ModelProbes | None = None,
     ) -> None:
+        """``model_probes``: the judge and adversary that ``config.probes`` asks for (a ``UserInputError`` when
+        it asks for one that is missing)."""
+        self.model_probes = model_probes or ModelProbes()
+        self.model_probes.require(config.probes)
         self.backend = backend
         self.builder = builder
         self.config = config
@@ -176,6 +182,36 @@ class TaskValidator:
                 rep.checks += probe.run(status)
                 rep.probes = probe.report
                 rep.timings["probes"] = time.perf_counter() - t
+        if self.config.probes.model_probes and all(c.passed for c in rep.checks):
+            self._model_probes(task, rep, status)
+
+    def _model_probes(self, task: Task, rep: R.ValidationReport, status: Status) -> None:
+        """The judge and the adversarial solver (``model_probes.py``), after the rule probes."""
+        cfg, probes = self.config.probes, self.model_probes
+        report = rep.probes = rep.probes or R.ProbeReport()
+        if task.config.is_multi_step:
+            report.notes.append("multi-step task: no model probe")
+            return
+        if cfg.judge != "off" and probes.judge is not None:
+            t = time.perf_counter()
+            status("probes: judge")
+            rep.checks += judge_probe(task, probes.judge, cfg.judge, report)
+            report.timings["judge"] = round(time.perf_counter() - t, 3)
+        if cfg.adversarial_attempts > 0 and probes.adversary is not None:
+            t = time.perf_counter()
+            status("probes: adversarial solver")
+
+            def run_trial(agent: TrialAgent, label: str) -> tuple[TrialResult, Path]:
+                trial_dir = self.trials_dir / f"{task.name}__{label}"
+                res = self.runner.run(task, agent, trial_dir)
+                rep.trials.append(_trial_summary(res, agent))
+                return res, trial_dir
+
+            rep.checks += adversarial_probe(task, probes.adversary, cfg.adversarial_attempts, run_trial, report)
+            report.timings["adversarial"] = round(time.perf_counter() - t, 3)
+        rep.timings["probes"] = rep.timings.get("probes", 0.0) + sum(
+            report.timings.get(k, 0.0) for k in ("judge", "adversarial")
+        )
 
     @contextlib.contextmanager
     def _pristine(self, task: Task, image: str) -> Iterator[Sandbox]:
@@ -224,17 +260,7 @@ class TaskValidator:
         err = res.exception_info
         if err is not None and err.exception_type == ImageUnusableError.__name__:
             raise ImageUnusableError(err.exception_message)
-        rep.trials.append(
-            R.TrialSummary(
-                trial_name=res.trial_name,
-                agent=agent.info.name,
-                reward=res.reward,
-                rewards=res.rewards,
-                error=f"{err.exception_type}: {err.exception_message}" if err else None,
-                phases=res.phase_seconds(),
-                commands=res.command_seconds,
-            )
-        )
+        rep.trials.append(_trial_summary(res, agent))
         check = R.STORAGE_LIMIT if err is not None and err.exception_type == StorageLimitError.__name__ else None
         check = check or _verifier_check(res)
         if check is not None:
@@ -244,3 +270,16 @@ class TaskValidator:
             # Not the task's fault as far as we can tell: the infrastructure failed.
             raise RuntimeError(f"{label} trial failed: {err.exception_type}: {err.exception_message}")
         return res
+
+
+def _trial_summary(res: TrialResult, agent: TrialAgent) -> R.TrialSummary:
+    err = res.exception_info
+    return R.TrialSummary(
+        trial_name=res.trial_name,
+        agent=agent.info.name,
+        reward=res.reward,
+        rewards=res.rewards,
+        error=f"{err.exception_type}: {err.exception_message}" if err else None,
+        phases=res.phase_seconds(),
+        commands=res.command_seconds,
+    )
