@@ -17,7 +17,7 @@ models do not always honour the schema.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,7 +25,8 @@ from autoenvscaling.agent.actions import json_objects
 from autoenvscaling.llm.base import Message, Model, ModelError, Sampling, Usage
 from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.model import iter_task_files
-from autoenvscaling.validate.report import CheckResult
+from autoenvscaling.validate.probes import JudgeMode
+from autoenvscaling.validate.report import CheckResult, CriterionResult, JudgeSummary
 
 JUDGE_PREFIX = "judge:"
 
@@ -62,7 +63,6 @@ CRITERIA: dict[str, str] = {
         "solution, nor the expected outputs."
     ),
 }
-Outcome = Literal["pass", "fail", "not_applicable"]
 
 
 class JudgeConfig(BaseModel):
@@ -77,12 +77,6 @@ class JudgeConfig(BaseModel):
     max_tokens: int = Field(default=2048, ge=64)
 
 
-class CriterionResult(BaseModel):
-    id: str
-    outcome: Outcome
-    explanation: str = ""
-
-
 class JudgeReport(BaseModel):
     model: str = ""
     criteria: list[CriterionResult] = Field(default_factory=list)
@@ -90,6 +84,19 @@ class JudgeReport(BaseModel):
     blocking: bool = False
     error: str | None = None  # the judge gave no usable answer: no flag, not a verdict on the task
     usage: Usage = Field(default_factory=Usage)
+
+    def summary(self, mode: JudgeMode = "advisory") -> JudgeSummary:
+        """What a validation report keeps of it (``ProbeReport.judge``)."""
+        return JudgeSummary(
+            model=self.model,
+            mode="blocking" if mode == "blocking" else "advisory",
+            criteria=self.criteria,
+            flags=self.flags,
+            error=self.error,
+            prompt_tokens=self.usage.prompt_tokens,
+            completion_tokens=self.usage.completion_tokens,
+            cost_usd=self.usage.cost_usd,
+        )
 
 
 class _Answer(BaseModel):
@@ -211,3 +218,15 @@ def judge_checks(report: JudgeReport) -> list[CheckResult]:
         for r in report.criteria
         if r.outcome == "fail"
     ]
+
+
+class ModelJudge:
+    """The judge as validation calls it (``validate.model_probes.TaskJudge``): one model, one config."""
+
+    def __init__(self, model: Model, config: JudgeConfig | None = None) -> None:
+        self.model = model
+        self.config = config or JudgeConfig(enabled=True)
+
+    def __call__(self, task: Task, mode: JudgeMode) -> JudgeSummary:
+        config = self.config.model_copy(update={"enabled": True, "blocking": mode == "blocking"})
+        return judge_task(task, self.model, config).summary(mode)
