@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,10 +12,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from autoenvscaling.cli.common import (
+    ActionFormatOpt,
     AliasFileOpt,
     BackendOpt,
+    BaseUrlOpt,
     ExecutorOpt,
     ImageAliasOpt,
+    MaxTurnsOpt,
     RayAddressOpt,
     RunsRootOpt,
     TaskPathsArg,
@@ -24,6 +28,8 @@ from autoenvscaling.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from autoenvscaling.validate.model_probes import ModelProbes
+    from autoenvscaling.validate.probes import ProbeConfig
     from autoenvscaling.validate.report import ValidationReport
 
 console = Console()
@@ -59,6 +65,27 @@ def validate(
             "(leak-answer), mutants of the reference output (weak-tests). On for generated environments."
         ),
     ] = False,
+    judge: Annotated[
+        str,
+        typer.Option(
+            help="The alignment judge (a model call per task): off, advisory (judge:<criterion> flags) or blocking "
+            "(failed criteria fail the task)."
+        ),
+    ] = "off",
+    adversarial_attempts: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Attempts of the solver model told to pass the tests without doing the task; a confirmed exploit "
+            "flags hackable:adversarial (0: off).",
+        ),
+    ] = 0,
+    model: Annotated[str, typer.Option(help="The model of --judge and --adversarial-attempts (see solve).")] = (
+        "embedded"
+    ),
+    base_url: BaseUrlOpt = None,
+    max_turns: MaxTurnsOpt = 30,
+    action_format: ActionFormatOpt = "bash_block",
     pass_env: Annotated[
         list[str] | None,
         typer.Option(
@@ -72,7 +99,6 @@ def validate(
     from autoenvscaling.images.aliases import resolve_aliases
     from autoenvscaling.sandbox.registry import get_backend
     from autoenvscaling.tasks.model import find_task_dirs
-    from autoenvscaling.validate.probes import ProbeConfig
     from autoenvscaling.validate.report import describe_check
     from autoenvscaling.validate.run import ValidationRun
     from autoenvscaling.validate.validator import ValidationConfig
@@ -81,18 +107,26 @@ def validate(
     aliases = resolve_aliases(image_alias, alias_file)
     preflight_docker(backend)
     rdir = resolve_run_dir(runs_root, "validate", run_dir, resume)
+    config = ValidationConfig(
+        repeats=repeats,
+        run_nop=nop,
+        pass_env=list(pass_env or []),
+        probes=_probe_config(probes, judge, adversarial_attempts),
+    )
+    if config.probes.model_probes and executor != "local":  # the opened model stays in this process
+        raise typer.BadParameter("--judge and --adversarial-attempts run on the local executor only")
     runs_on = make_executor(executor, ray_address, "validate")
+    stack = contextlib.ExitStack()
     run = ValidationRun(
         rdir,
         get_backend(backend),
-        ValidationConfig(
-            repeats=repeats, run_nop=nop, pass_env=list(pass_env or []), probes=ProbeConfig(enabled=probes)
-        ),
+        config,
         aliases=aliases,
         concurrency=concurrency,
         force_build=force_build,
         executor=runs_on,
         backend_name=backend,
+        model_probes=_open_model_probes(stack, config.probes, model, base_url, max_turns, action_format),
     )
     console.print(f"validating {len(task_dirs)} task(s) -> [bold]{rdir}[/]")
     progress = Progress(
@@ -130,6 +164,7 @@ def validate(
             reports, summary = run.run(task_dirs, resume=resume, on_status=on_status, on_done=on_done)
         finally:
             runs_on.close()
+            stack.close()
         progress.update(bar, completed=before)
 
     columns = ["task", "verdict", "failed checks / error", "oracle", "nop"] + (["mutation"] if probes else [])
@@ -150,12 +185,36 @@ def validate(
         )
     console.print(table)
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.by_verdict.items()))
-    if probes:
+    if config.probes.any:
         flags = ", ".join(f"{v} {k}" for k, v in sorted(summary.probe_flags.items())) or "none"
         console.print(f"probed {summary.probed} task(s): {summary.hackable} hackable; probe flags: {flags}")
     console.print(f"{summary.total} task(s): {counts}.  results: {rdir}/results.jsonl  summary: {rdir}/summary.json")
     if summary.by_verdict.get("error") or (strict and summary.by_verdict.get("valid", 0) != summary.total):
         raise typer.Exit(1)
+
+
+def _probe_config(rules: bool, judge: str, adversarial_attempts: int) -> ProbeConfig:
+    from autoenvscaling.validate.probes import ProbeConfig
+
+    if judge not in ("off", "advisory", "blocking"):
+        raise typer.BadParameter(f"--judge {judge!r}: expected off, advisory or blocking")
+    return ProbeConfig.model_validate({"enabled": rules, "judge": judge, "adversarial_attempts": adversarial_attempts})
+
+
+def _open_model_probes(
+    stack: contextlib.ExitStack, probes: ProbeConfig, model: str, base_url: str | None, turns: int, fmt: str
+) -> ModelProbes | None:
+    """The model of the judge and the adversarial solver, opened only when one of them is asked for."""
+    if not probes.model_probes:
+        return None
+    from autoenvscaling.agent.config import AgentConfig
+    from autoenvscaling.llm.config import parse_model_arg
+    from autoenvscaling.llm.factory import open_model
+    from autoenvscaling.roles.adversary import model_probes_for
+    from autoenvscaling.roles.tuning import tune_solver
+
+    m = stack.enter_context(open_model(tune_solver(parse_model_arg(model, base_url=base_url))))
+    return model_probes_for(probes, m, AgentConfig(max_turns=turns, action_format=fmt))
 
 
 def register(app: typer.Typer) -> None:
