@@ -14,9 +14,17 @@ from pathlib import Path
 from autoenvscaling.execution.rundir import write_atomic
 from autoenvscaling.flywheel.layout import RunPaths, read_output
 from autoenvscaling.flywheel.metrics import MetricsOutput, RoundMetrics
-from autoenvscaling.flywheel.records import CalibrateOutput, DedupOutput, EvaluateOutput, SolveOutput, TaskAttempts
+from autoenvscaling.flywheel.records import (
+    CalibrateOutput,
+    DedupOutput,
+    EvaluateOutput,
+    SolveOutput,
+    TaskAttempts,
+    TrainOutput,
+)
 from autoenvscaling.pool import Pool, PoolEntry
 from autoenvscaling.pool.status import PoolStatus, pool_status
+from autoenvscaling.train.progress import StepLog
 from autoenvscaling.validate.report import ProbeCounts
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
@@ -173,6 +181,39 @@ def _plots(metrics: list[RoundMetrics], paths: RunPaths) -> str:
     return "".join(f'<img src="{_e(os.path.relpath(p, paths.root))}" alt="{_e(k)}">' for k, p in images.items())
 
 
+def _training(paths: RunPaths, link: _Links) -> str:
+    """The training curve of every round that trained (``trl-grpo`` or ``sft``): a plot and one row per step."""
+    curves: dict[int, list[StepLog]] = {}
+    notes: list[str] = []
+    for n in paths.rounds_present():
+        out = read_output(paths.stage_dir(n, "train"), TrainOutput)
+        if out is None or out.kind in ("none", "command"):
+            continue
+        if out.steps:
+            curves[n] = out.steps
+        elif out.error:
+            notes.append(f"round {n}: {_e(out.error)}")
+    if not curves and not notes:
+        return ""
+    rows = [[str(n), str(s.step), _fmt(s.loss, ".4g"), _fmt(s.reward_mean), _fmt(s.reward_std),
+             _fmt(s.values.get("tools/call_frequency")), _fmt(s.values.get("step_time"), ".0f"),
+             link(paths.stage_dir(n, "train") / "steps.jsonl", "steps.jsonl")]
+            for n, steps in sorted(curves.items()) for s in steps]  # fmt: skip
+    parts = ["<h2>Training</h2>"]
+    if curves:
+        try:
+            from autoenvscaling.flywheel.report_plots import write_training_plot
+
+            png = write_training_plot(curves, paths.report_assets)
+            parts.append(f'<img src="{_e(os.path.relpath(png, paths.root))}" alt="training">')
+        except ImportError:
+            parts.append("<p class='muted'>Plots need matplotlib: pip install 'autoenvscaling[report]'.</p>")
+        parts.append(_table(["round", "step", "loss", "reward mean", "reward std", "tool calls / rollout",
+                             "step s", "log"], rows))  # fmt: skip
+    parts += [f"<p class='muted'>{note}</p>" for note in notes]
+    return "\n".join(parts)
+
+
 def write_report(paths: RunPaths) -> Path:
     """Build ``report.html`` (and ``report/*.png``) from what the run dir holds now."""
     link = _Links(paths.root)
@@ -194,6 +235,7 @@ def write_report(paths: RunPaths) -> Path:
         f"{link(paths.config, 'config')} · {link(paths.metrics, 'metrics.jsonl')}</p>",
         "<h2>Rounds</h2>", _metrics_table(metrics) if metrics else "<p>No round finished yet.</p>",
         _plots(metrics, paths) if metrics else "",
+        _training(paths, link),
         f"<h2>Environments ({len(entries)})</h2>",
         _pool_summary(pool_status(entries)),
         _table(["id", "instruction", "domain", "round", "status", "validation", "passes", "learnability", "proposer",

@@ -7,6 +7,7 @@ from typing import Any
 
 from autoenvscaling.flywheel.metrics import RoundMetrics
 from autoenvscaling.pool.calibration import HISTOGRAM_BINS
+from autoenvscaling.train.progress import StepLog
 
 
 def _pyplot() -> Any:
@@ -82,3 +83,29 @@ def write_plots(metrics: list[RoundMetrics], out_dir: Path) -> dict[str, Path]:
         "cost": _stacked(plt, out_dir / "cost.png", "proposer tokens per valid environment", rounds,
                          {"tokens": [m.tokens_per_valid_env or 0.0 for m in metrics]}),
     }  # fmt: skip
+
+
+def write_training_plot(curves: dict[int, list[StepLog]], out_dir: Path) -> Path:
+    """Reward mean and loss per optimizer step, one line per round that trained; raises ImportError without
+    matplotlib."""
+    plt = _pyplot()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(5.5, 4.6), dpi=100, sharex=True)
+    for n, steps in sorted(curves.items()):
+        for ax, values in ((top, [s.reward_mean for s in steps]), (bottom, [s.loss for s in steps])):
+            points = [(s.step, v) for s, v in zip(steps, values, strict=True) if v is not None]
+            if points:
+                ax.plot([x for x, _ in points], [y for _, y in points], marker="o", label=f"round {n}")
+    top.set_title("training: reward mean and loss per step")
+    top.set_ylabel("reward mean")
+    bottom.set_ylabel("loss")
+    bottom.set_xlabel("optimizer step")
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out_dir / "training.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path
