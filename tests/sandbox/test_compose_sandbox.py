@@ -4,6 +4,7 @@ order, hardened like the sandbox, failures typed, and nothing left behind (stop,
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import uuid
@@ -87,6 +88,22 @@ def test_services_by_name_on_an_internal_network(backend: DockerBackend, run_id:
         assert host["PidsLimit"] == spec.pids_limit and not info["Mounts"] and host["Init"] is True
         assert info["Config"]["Labels"][LABEL] == "1" and "MODE=x" in info["Config"]["Env"]
     assert _left(run_id) == ([], [])
+
+
+def test_an_internal_network_does_not_reach_the_host(backend: DockerBackend, run_id: str) -> None:
+    """A host service listening on all interfaces is out of reach: the bridge has no host address to reach."""
+    with socket.create_server(("0.0.0.0", 0)) as listener:
+        port = listener.getsockname()[1]
+        web = ServiceSpec(name="web", image=IMAGE, command=SERVER, healthcheck=HEALTHY)
+        spec = _spec(run_id, [web], network=False, depends_on={"web": "service_healthy"})
+        with backend.create(spec) as sandbox:
+            assert isinstance(sandbox, ComposeSandbox)
+            network = backend.client.networks.get(sandbox.network_name)
+            gateway = network.attrs["IPAM"]["Config"][0]["Gateway"]
+            assert network.attrs["Options"].get("com.docker.network.bridge.inhibit_ipv4") == "true"
+            probe = f"timeout 3 bash -c 'exec 3<>/dev/tcp/{gateway}/{port}' 2>/dev/null && echo reached || echo blocked"
+            assert sandbox.exec(probe).stdout.strip() == "blocked"
+            assert sandbox.exec("curl -sf -m 3 http://web:8000/hostname >/dev/null && echo ok").stdout.strip() == "ok"
 
 
 def test_a_public_network_reaches_out_of_the_trial(backend: DockerBackend, run_id: str) -> None:

@@ -30,6 +30,7 @@ from autoenvscaling.sandbox.janitor import owner_labels
 
 LABEL_SERVICE = "autoenvscaling.service"
 MAIN_ALIAS = "main"
+INHIBIT_HOST_ADDRESS = "com.docker.network.bridge.inhibit_ipv4"  # the bridge gets no host IPv4 address
 _POLL_SEC = 0.25
 _STARTED, _HEALTHY, _COMPLETED = "service_started", "service_healthy", "service_completed_successfully"
 _READY = "ready"  # compose up --wait: running (healthy, with a healthcheck) or exited 0
@@ -124,8 +125,12 @@ class ComposeSandbox(DockerSandbox):
         return labels
 
     def _create_network(self) -> None:
+        internal = not self.spec.network
+        # An internal bridge still gives the host an address on it, and with it every host service listening on
+        # all interfaces; without that address the containers reach each other and nothing else.
+        options = {INHIBIT_HOST_ADDRESS: "true"} if internal else None
         network = self._client.networks.create(
-            self._network, driver="bridge", internal=not self.spec.network, labels=self._labels()
+            self._network, driver="bridge", internal=internal, options=options, labels=self._labels()
         )
         with self._guard:
             if not self._released:
