@@ -43,7 +43,7 @@ def test_embedded_model_drives_the_loop(tmp_path: Path) -> None:
     config = parse_model_arg("embedded:0.5b").model_copy(update={"temperature": 0.0, "max_tokens": 256})
     with open_model(config) as model:
         agent_cfg = AgentConfig(max_turns=4, command_timeout_sec=30)
-        run = SolveRun(tmp_path / "run", get_backend("docker"), lambda: SolverAgent(model, agent_cfg, "embedded"))
+        run = SolveRun(tmp_path / "run", get_backend("docker"), lambda: SolverAgent(model, agent_cfg))
         (rec,), _ = run.run([task])
     assert rec.error is None, rec.error
     assert rec.reward in (0.0, 1.0)

@@ -31,7 +31,6 @@ from autoenvscaling.cli.common import (
     preflight_docker,
     resolve_run_dir,
 )
-from autoenvscaling.cli.solve_cmd import agent_factory
 from autoenvscaling.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -77,6 +76,7 @@ def eval_(
     from autoenvscaling.images.aliases import resolve_aliases
     from autoenvscaling.roles.evaluation import default_ks, run_eval, write_report
     from autoenvscaling.roles.solve_run import SolveRun
+    from autoenvscaling.roles.solver_factory import trial_agents
     from autoenvscaling.sandbox.registry import get_backend
     from autoenvscaling.tasks.dataset import dataset_task_dirs
 
@@ -91,10 +91,15 @@ def eval_(
     runs_on = make_executor(executor, ray_address, "eval")
     with (
         contextlib.closing(runs_on),
-        agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature, runs_on.remote) as (
-            factory,
-            resolved,
-        ),
+        trial_agents(
+            agent,
+            model,
+            loop_cfg,
+            base_url=base_url,
+            concurrency=concurrency,
+            temperature=temperature,
+            remote=runs_on.remote,
+        ) as (factory, resolved),
     ):
         resolved.update(
             {

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -32,60 +31,12 @@ from autoenvscaling.cli.common import (
     preflight_docker,
     resolve_run_dir,
 )
-from autoenvscaling.errors import UserInputError
-
-if TYPE_CHECKING:
-    from autoenvscaling.verify.trial_agents import TrialAgent
 
 console = Console()
 
 
 def _fmt(x: float | None, spec: str = ".2f") -> str:
     return "-" if x is None else format(x, spec)
-
-
-@contextlib.contextmanager
-def agent_factory(
-    agent: str,
-    model: str,
-    base_url: str | None,
-    concurrency: int,
-    loop_cfg: dict[str, object],
-    temperature: float | None,
-    remote: bool = False,
-) -> Iterator[tuple[Callable[[], TrialAgent], dict[str, Any]]]:
-    from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
-
-    if agent == "oracle":
-        yield OracleAgent, {"agent": "oracle"}
-        return
-    if agent == "nop":
-        yield NopAgent, {"agent": "nop"}
-        return
-    if agent != "llm":
-        raise UserInputError(f"--agent {agent!r}: expected llm, oracle or nop")
-    from autoenvscaling.agent.config import AgentConfig
-    from autoenvscaling.llm.config import parse_model_arg
-    from autoenvscaling.llm.factory import open_model
-    from autoenvscaling.roles.solver import SolverAgent
-    from autoenvscaling.roles.tuning import tune_solver
-
-    mcfg = tune_solver(parse_model_arg(model, base_url=base_url), concurrency=concurrency)
-    if temperature is not None:
-        mcfg = mcfg.model_copy(update={"temperature": temperature})
-    acfg = AgentConfig.model_validate(loop_cfg)
-    resolved = {
-        "agent": "llm",
-        "model": mcfg.model_dump(mode="json", exclude_none=True),
-        "loop": acfg.model_dump(mode="json"),
-    }
-    if remote:  # the workers open the model; nothing to open here
-        from autoenvscaling.roles.remote_solver import RemoteSolverFactory
-
-        yield RemoteSolverFactory(mcfg, acfg), resolved
-        return
-    with open_model(mcfg) as m:
-        yield (lambda: SolverAgent(m, acfg, provider=mcfg.provider)), resolved
 
 
 def solve(
@@ -110,6 +61,7 @@ def solve(
     """Run an agent on tasks: fresh sandbox per attempt, agent phase, Harbor verifier; a summary table."""
     from autoenvscaling.images.aliases import resolve_aliases
     from autoenvscaling.roles.solve_run import AttemptRecord, SolveRun
+    from autoenvscaling.roles.solver_factory import trial_agents
     from autoenvscaling.sandbox.registry import get_backend
     from autoenvscaling.tasks.model import find_task_dirs
 
@@ -119,10 +71,17 @@ def solve(
     rdir = resolve_run_dir(runs_root, "solve", run_dir, resume)
     loop_cfg: dict[str, object] = {"max_turns": max_turns, "action_format": action_format}
     runs_on = make_executor(executor, ray_address, "solve")
-    remote = runs_on.remote
     with (
         contextlib.closing(runs_on),
-        agent_factory(agent, model, base_url, concurrency, loop_cfg, temperature, remote) as (factory, resolved),
+        trial_agents(
+            agent,
+            model,
+            loop_cfg,
+            base_url=base_url,
+            concurrency=concurrency,
+            temperature=temperature,
+            remote=runs_on.remote,
+        ) as (factory, resolved),
     ):
         resolved.update(
             {

@@ -18,8 +18,7 @@ from autoenvscaling.llm.config import ModelConfig
 from autoenvscaling.llm.factory import open_model
 from autoenvscaling.pool import Pool
 from autoenvscaling.roles.proposer.domain import DomainContext
-from autoenvscaling.roles.remote_solver import RemoteSolverFactory
-from autoenvscaling.roles.solver import SolverAgent
+from autoenvscaling.roles.solver_factory import solver_agents
 from autoenvscaling.verify.trial_agents import TrialAgent
 
 
@@ -68,11 +67,8 @@ class RoundContext:
     def solver_factory(self) -> Iterator[tuple[Callable[[], TrialAgent], str]]:
         """A fresh solver model for one stage (a scripted model restarts its script), and its name. On Ray the
         factory carries the model's config and each worker opens the model."""
-        if self.config.executor.kind != "local":
-            yield RemoteSolverFactory(self.solver, self.config.solver), self.solver.name or self.solver.provider
-            return
-        with open_model(self.solver) as model:
-            yield (lambda: SolverAgent(model, self.config.solver, provider=self.solver.provider)), model.name
+        with solver_agents(self.solver, self.config.solver, remote=self.config.executor.kind != "local") as made:
+            yield made
 
     @contextmanager
     def executor(self) -> Iterator[Executor | None]:

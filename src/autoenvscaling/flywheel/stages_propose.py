@@ -37,6 +37,7 @@ class _NoModel:
     """Validation needs no model; ``ProposeRun`` takes one, so it gets this (which refuses to be called)."""
 
     name = "none"
+    provider = "none"
 
     def complete(
         self,

@@ -91,6 +91,12 @@ class Model(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def provider(self) -> str:
+        """Which kind of model answers (``ModelConfig.provider``: openai, embedded, hf, scripted), as trial
+        results record it."""
+        ...
+
     def complete(
         self,
         messages: list[Message],

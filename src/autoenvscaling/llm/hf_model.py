@@ -93,6 +93,10 @@ class HfModel:
     def name(self) -> str:
         return self._name
 
+    @property
+    def provider(self) -> str:
+        return "hf"
+
     def complete(
         self,
         messages: list[Message],

@@ -56,6 +56,10 @@ class OpenAIModel:
     def name(self) -> str:
         return self.config.name
 
+    @property
+    def provider(self) -> str:
+        return self.config.provider  # "embedded" when it talks to the embedded server
+
     def close(self) -> None:
         self._client.close()
 

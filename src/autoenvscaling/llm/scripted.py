@@ -44,6 +44,10 @@ class ScriptedModel:
     def name(self) -> str:
         return self._name
 
+    @property
+    def provider(self) -> str:
+        return "scripted"
+
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
         """A JSON list of strings (replies), or a rules object (``scripted_rules``): forms selectable from config."""

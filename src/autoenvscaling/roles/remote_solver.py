@@ -45,4 +45,4 @@ class RemoteSolverFactory:
             )
 
     def __call__(self) -> SolverAgent:
-        return SolverAgent(_model(self.model), self.loop, provider=self.model.provider)
+        return SolverAgent(_model(self.model), self.loop)

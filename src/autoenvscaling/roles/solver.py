@@ -35,17 +35,16 @@ class _TimedAgent(Agent):
 class SolverAgent:
     """A ``TrialAgent`` that runs the terminal agent loop with ``model``."""
 
-    def __init__(self, model: Model, config: AgentConfig | None = None, provider: str = "openai") -> None:
+    def __init__(self, model: Model, config: AgentConfig | None = None) -> None:
         self.model = model
         self.config = config or AgentConfig()
-        self.provider = provider
 
     @property
     def info(self) -> AgentInfo:
         return AgentInfo(
             name=self.config.agent_name,
             version="1",
-            model_info=ModelInfo(name=self.model.name, provider=self.provider),
+            model_info=ModelInfo(name=self.model.name, provider=self.model.provider),
         )
 
     def setup(self, sandbox: Sandbox, task: Task) -> None:

@@ -61,8 +61,11 @@ def tune_proposer(
     return model.model_copy(update=update)
 
 
-def tune_solver(model: ModelConfig, *, concurrency: int = 1) -> ModelConfig:
-    """The solver's model: a CPU server gets one slot per concurrent attempt and a long timeout."""
+def tune_solver(model: ModelConfig, *, concurrency: int = 1, temperature: float | None = None) -> ModelConfig:
+    """The solver's model: a CPU server gets one slot per concurrent attempt and a long timeout; an explicit
+    ``temperature`` replaces the configured one."""
+    if temperature is not None:
+        model = model.model_copy(update={"temperature": temperature})
     if model.provider != "embedded":
         return model
     return model.model_copy(

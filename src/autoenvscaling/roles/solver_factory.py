@@ -1,0 +1,72 @@
+"""How every caller builds the agents of its attempts: one decision shared by ``autoenv solve``/``eval``, the
+flywheel's solve, calibrate and evaluate stages, and the benchmarks.
+
+An oracle or nop agent needs nothing. A solver needs its model: on this machine the model is opened once for the
+block and every attempt shares it; on a remote executor (Ray) the factory carries the model's config instead,
+and each worker opens the model itself (``RemoteSolverFactory``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from autoenvscaling.agent.config import AgentConfig
+from autoenvscaling.errors import UserInputError
+from autoenvscaling.llm.config import ModelConfig, parse_model_arg
+from autoenvscaling.llm.factory import open_model
+from autoenvscaling.roles.remote_solver import RemoteSolverFactory
+from autoenvscaling.roles.solver import SolverAgent
+from autoenvscaling.roles.tuning import tune_solver
+from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent, TrialAgent
+
+
+@contextlib.contextmanager
+def solver_agents(
+    model: ModelConfig, loop: AgentConfig, *, remote: bool
+) -> Iterator[tuple[Callable[[], TrialAgent], str]]:
+    """A factory of solver agents on ``model`` (already tuned) with ``loop``, and the model's name.
+
+    Local: the model is open while the block runs (a scripted model restarts its script each block).
+    Remote: nothing is opened here; the factory pickles and each worker opens its own model.
+    """
+    if remote:
+        yield RemoteSolverFactory(model, loop), model.name or model.provider
+        return
+    with open_model(model) as opened:
+        yield (lambda: SolverAgent(opened, loop)), opened.name
+
+
+@contextlib.contextmanager
+def trial_agents(
+    agent: str,
+    model: str,
+    loop: Mapping[str, object],
+    *,
+    base_url: str | None = None,
+    concurrency: int = 1,
+    temperature: float | None = None,
+    remote: bool = False,
+) -> Iterator[tuple[Callable[[], TrialAgent], dict[str, Any]]]:
+    """The agents of a solve or eval run (``llm``, ``oracle`` or ``nop``) and the resolved config that records them.
+
+    ``llm``: ``model`` is a ``--model`` value, tuned for the solver role (an explicit ``temperature`` wins);
+    ``loop`` holds the agent loop's settings. The oracle and nop agents read neither."""
+    if agent == "oracle":
+        yield OracleAgent, {"agent": "oracle"}
+        return
+    if agent == "nop":
+        yield NopAgent, {"agent": "nop"}
+        return
+    if agent != "llm":
+        raise UserInputError(f"--agent {agent!r}: expected llm, oracle or nop")
+    tuned = tune_solver(parse_model_arg(model, base_url=base_url), concurrency=concurrency, temperature=temperature)
+    config = AgentConfig.model_validate(loop)
+    resolved: dict[str, Any] = {
+        "agent": "llm",
+        "model": tuned.model_dump(mode="json", exclude_none=True),
+        "loop": config.model_dump(mode="json"),
+    }
+    with solver_agents(tuned, config, remote=remote) as (factory, _name):
+        yield factory, resolved
