@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from autoenvscaling.errors import AutoEnvError, UserInputError
-from autoenvscaling.execution.executors import ExecutorConfig
+from autoenvscaling.execution.base import ExecutorConfig
 
 I = TypeVar("I")  # noqa: E741 - an item
 R = TypeVar("R")
