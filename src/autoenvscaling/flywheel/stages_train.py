@@ -8,22 +8,18 @@ times out is a recorded error: the solver stays as it was and the run goes on.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from autoenvscaling.execution.rundir import fresh_dir
 from autoenvscaling.export.round import ProposerEpisode, SolverTrial, export_round
+from autoenvscaling.flywheel.child import die_with_parent
 from autoenvscaling.flywheel.context import RoundContext
 from autoenvscaling.flywheel.records import CalibrateOutput, ExportOutput, SolveOutput, TrainOutput
 from autoenvscaling.llm.config import ModelConfig
-
-_PR_SET_PDEATHSIG = 1
 
 
 def run_export(ctx: RoundContext, solve: SolveOutput, calibrate: CalibrateOutput) -> ExportOutput:
@@ -43,12 +39,6 @@ def run_export(ctx: RoundContext, solve: SolveOutput, calibrate: CalibrateOutput
     result = export_round(ctx.pool, out, round_=ctx.n, solver_trials=trials, episodes=episodes)
     ctx.events.advance(ctx.n, "export", f"{result.learnable} learnable, {result.sft_examples} SFT examples")
     return ExportOutput(round=ctx.n, stage="export", **result.model_dump())
-
-
-def _die_with_parent() -> None:
-    """In the child: get SIGTERM when the flywheel dies, so a crashed run leaves no trainer behind."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _endpoint(endpoint_file: Path, log: Path) -> dict[str, Any] | None:
@@ -90,7 +80,7 @@ def run_train(ctx: RoundContext, export: ExportOutput) -> TrainOutput:
         with log.open("w", encoding="utf-8") as f:
             proc = subprocess.run(  # the user's own command line, as written in their config
                 command, shell=True, cwd=ctx.paths.root, env=env, stdout=f, stderr=subprocess.STDOUT,
-                timeout=cfg.timeout_sec, preexec_fn=_die_with_parent, check=False,
+                timeout=cfg.timeout_sec, preexec_fn=die_with_parent, check=False,
             )  # fmt: skip
     except subprocess.TimeoutExpired:
         return base.model_copy(update={"error": f"the train command ran past {cfg.timeout_sec:g} s"})

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.execution.rundir import fresh_dir
+from autoenvscaling.flywheel.child import die_with_parent
 from autoenvscaling.flywheel.context import RoundContext
 from autoenvscaling.flywheel.records import ExportOutput, TrainOutput
 from autoenvscaling.llm.config import ModelConfig
@@ -90,13 +91,11 @@ def run_trl(ctx: RoundContext, export: ExportOutput, base: TrainOutput) -> Train
     log = out / "train.log"
     base = base.model_copy(update={"log_path": str(log)})
     ctx.events.stage_started(ctx.n, "train", None)
-    from autoenvscaling.flywheel.stages_train import _die_with_parent
-
     try:
         with log.open("a", encoding="utf-8") as f:
             proc = subprocess.run(
                 [sys.executable, "-m", "autoenvscaling.train", str(out / JOB)], cwd=ctx.paths.root, stdout=f,
-                stderr=subprocess.STDOUT, timeout=cfg.timeout_sec, preexec_fn=_die_with_parent, check=False,
+                stderr=subprocess.STDOUT, timeout=cfg.timeout_sec, preexec_fn=die_with_parent, check=False,
             )  # fmt: skip
     except subprocess.TimeoutExpired:
         return base.model_copy(update={"error": f"training ran past {cfg.timeout_sec:g} s"})
