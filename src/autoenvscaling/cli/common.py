@@ -11,6 +11,7 @@ from autoenvscaling.errors import UserInputError
 
 if TYPE_CHECKING:
     from autoenvscaling.execution.executors import Executor
+    from autoenvscaling.validate.probes import ProbeConfig
 
 ImageAliasOpt = Annotated[
     list[str] | None,
@@ -74,3 +75,12 @@ def resolve_run_dir(runs_root: Path, prefix: str, run_dir: Path | None, resume: 
             raise UserInputError(f"--resume: no earlier {prefix} run under {runs_root}/")
         return latest
     return runs_root / new_run_id(prefix)
+
+
+def probe_config(rules: bool, judge: str, adversarial_attempts: int) -> ProbeConfig:
+    """The probes of ``--probes``, ``--judge`` and ``--adversarial-attempts`` (``autoenv propose`` too)."""
+    from autoenvscaling.validate.probes import ProbeConfig
+
+    if judge not in ("off", "advisory", "blocking"):
+        raise typer.BadParameter(f"--judge {judge!r}: expected off, advisory or blocking")
+    return ProbeConfig.model_validate({"enabled": rules, "judge": judge, "adversarial_attempts": adversarial_attempts})

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autoenvscaling.cli.common import BackendOpt, BaseUrlOpt, ModelOpt, preflight_docker
+from autoenvscaling.cli.common import BackendOpt, BaseUrlOpt, ModelOpt, preflight_docker, probe_config
 from autoenvscaling.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -85,9 +85,24 @@ def propose(
     reproduce: Annotated[
         int, typer.Option(min=0, help="Blind solver attempts that must reproduce recorded expectations.")
     ] = 3,
+    judge: Annotated[
+        str,
+        typer.Option(
+            help="The alignment judge in the proposer's check and the validation (a model call per candidate, with "
+            "the proposer's model): off, advisory (judge:<criterion> flags) or blocking (failed criteria reject)."
+        ),
+    ] = "off",
+    adversarial_attempts: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Attempts of the proposer's model, as a solver told to pass the tests without doing the task, in "
+            "the check and the validation; a confirmed exploit rejects with hackable:adversarial (0: off).",
+        ),
+    ] = 0,
     backend: BackendOpt = "docker",
 ) -> None:
-    """Generate N candidate environments and validate each (K oracle runs + nop + leakage)."""
+    """Generate N candidate environments and validate each (K oracle runs + nop + leakage + quality probes)."""
     from autoenvscaling.execution.rundir import new_run_id
     from autoenvscaling.llm.config import parse_model_arg
     from autoenvscaling.llm.factory import open_model
@@ -96,7 +111,6 @@ def propose(
     from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
     from autoenvscaling.roles.tuning import MODE_CHOICES, resolve_mode, tune_proposer
     from autoenvscaling.sandbox.registry import get_backend
-    from autoenvscaling.validate.probes import GENERATED_PROBES
     from autoenvscaling.validate.validator import ValidationConfig
 
     if mode not in MODE_CHOICES:
@@ -124,7 +138,7 @@ def propose(
             "concurrency": concurrency,
             "from_path": from_path,
             "proposer": proposer,
-            "validation": ValidationConfig(repeats=repeats, probes=GENERATED_PROBES),
+            "validation": ValidationConfig(repeats=repeats, probes=probe_config(True, judge, adversarial_attempts)),
             "reproduce_attempts": reproduce,
         }
     )
@@ -139,6 +153,7 @@ def propose(
             ctx,
             config,
             resolved_extra={"model_config": mcfg.model_dump(mode="json", exclude_none=True)},
+            probe_model=m,  # the judge and the adversary, when asked for, are the proposer's model
         )
         with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console

@@ -24,6 +24,7 @@ from autoenvscaling.cli.common import (
     TaskPathsArg,
     make_executor,
     preflight_docker,
+    probe_config,
     resolve_run_dir,
 )
 
@@ -111,7 +112,7 @@ def validate(
         repeats=repeats,
         run_nop=nop,
         pass_env=list(pass_env or []),
-        probes=_probe_config(probes, judge, adversarial_attempts),
+        probes=probe_config(probes, judge, adversarial_attempts),
     )
     if config.probes.model_probes and executor != "local":  # the opened model stays in this process
         raise typer.BadParameter("--judge and --adversarial-attempts run on the local executor only")
@@ -191,14 +192,6 @@ def validate(
     console.print(f"{summary.total} task(s): {counts}.  results: {rdir}/results.jsonl  summary: {rdir}/summary.json")
     if summary.by_verdict.get("error") or (strict and summary.by_verdict.get("valid", 0) != summary.total):
         raise typer.Exit(1)
-
-
-def _probe_config(rules: bool, judge: str, adversarial_attempts: int) -> ProbeConfig:
-    from autoenvscaling.validate.probes import ProbeConfig
-
-    if judge not in ("off", "advisory", "blocking"):
-        raise typer.BadParameter(f"--judge {judge!r}: expected off, advisory or blocking")
-    return ProbeConfig.model_validate({"enabled": rules, "judge": judge, "adversarial_attempts": adversarial_attempts})
 
 
 def _open_model_probes(

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.errors import UserInputError
@@ -22,6 +22,7 @@ from autoenvscaling.pool.dedup import DedupConfig
 from autoenvscaling.pool.models import CalibrationBand
 from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.train.settings import TrainSettings
+from autoenvscaling.validate.probes import ProbeConfig
 
 _SAME = ("", "same", "solver")
 
@@ -37,15 +38,20 @@ class ModelsConfig(BaseModel):
     proposer: ModelConfig | None = Field(
         default=None, description="None (or 'same'): the solver's model proposes too (co-evolution)"
     )
+    probes: ModelConfig | None = Field(
+        default=None,
+        description="the model of the judge and the adversarial solver ([probes] judge, adversarial_attempts); "
+        "None (or 'solver'): the round's solver (a trained adapter after a train stage)",
+    )
 
     @field_validator("solver", mode="before")
     @classmethod
     def _solver(cls, v: Any) -> Any:
         return _model(v)
 
-    @field_validator("proposer", mode="before")
+    @field_validator("proposer", "probes", mode="before")
     @classmethod
-    def _proposer(cls, v: Any) -> Any:
+    def _same_or_model(cls, v: Any) -> Any:
         return None if isinstance(v, str) and v.strip().lower() in _SAME else _model(v)
 
     @property
@@ -67,6 +73,17 @@ class CountsConfig(BaseModel):
     reproduce_attempts: int = Field(
         default=3, ge=0, description="blind solver attempts that must reproduce recorded expectations (staged)"
     )
+
+
+class ProbesConfig(ProbeConfig):
+    """The quality probes of the round's candidates, in the proposer's ``check`` and the validate stage. The rule
+    probes are on (generated environments are untrusted work); the model probes (``judge``,
+    ``adversarial_attempts``) are off: each costs model calls per candidate (minutes on the embedded CPU model).
+    They run on ``models.probes`` (default: the round's solver), with the local executor only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = Field(default=True, description="the rule probes (exploits, answer in the image, mutants)")
 
 
 class ConcurrencyConfig(BaseModel):
@@ -144,6 +161,7 @@ class FlywheelConfig(BaseModel):
         default="auto", description="auto: staged for the embedded model, the free workshop for any other"
     )
     counts: CountsConfig = Field(default_factory=CountsConfig)
+    probes: ProbesConfig = Field(default_factory=ProbesConfig)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
     executor: ExecutorConfig = Field(
         default_factory=ExecutorConfig,
@@ -171,6 +189,15 @@ class FlywheelConfig(BaseModel):
             raise ValueError("domains: give at least one domain with a positive weight")
         return v
 
+    @model_validator(mode="after")
+    def _probes_run_here(self) -> FlywheelConfig:
+        if self.probes.model_probes and self.executor.kind != "local":  # the opened model stays in this process
+            raise ValueError(
+                "probes.judge and probes.adversarial_attempts run on the local executor only "
+                f"(executor.kind = {self.executor.kind!r})"
+            )
+        return self
+
     def resolved(self, base: Path) -> FlywheelConfig:
         """A copy with every relative path made absolute against ``base`` (the config file's dir)."""
 
@@ -181,6 +208,7 @@ class FlywheelConfig(BaseModel):
             update={
                 "solver": _fix_model(self.models.solver, fix),
                 "proposer": None if self.models.proposer is None else _fix_model(self.models.proposer, fix),
+                "probes": None if self.models.probes is None else _fix_model(self.models.probes, fix),
             }
         )
         return self.model_copy(
@@ -237,7 +265,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 
 def _as_table(value: Any, key: str) -> dict[str, Any]:
-    if isinstance(value, str) and key in ("solver", "proposer"):  # "embedded" -> its ModelConfig table
+    if isinstance(value, str) and key in ("solver", "proposer", "probes"):  # "embedded" -> its ModelConfig table
         return parse_model_arg(value).model_dump(mode="json", exclude_none=True)
     raise UserInputError(f"override: {key} is not a table")
 
@@ -258,8 +286,14 @@ def load_config(path: Path | None, overrides: list[str] | None = None) -> Flywhe
     try:
         config = FlywheelConfig.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise UserInputError(f"{path or 'config'}: {where}: {first['msg']}{more}") from None
+        raise UserInputError(f"{path or 'config'}: {first_error(e)}") from None
     return config.resolved(base)
+
+
+def first_error(e: ValidationError) -> str:
+    """The first problem of a config, on one line: ``key: message (and N more)``."""
+    first = e.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"])
+    where = f"{loc}: " if loc else ""  # a check over the whole config has no key
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    return f"{where}{first['msg'].removeprefix('Value error, ')}{more}"

@@ -24,7 +24,7 @@ from autoenvscaling.errors import UserInputError
 from autoenvscaling.execution.rundir import new_run_id, write_atomic
 from autoenvscaling.flywheel import crash
 from autoenvscaling.flywheel.backend import RunBackend
-from autoenvscaling.flywheel.config import FlywheelConfig, apply_overrides
+from autoenvscaling.flywheel.config import FlywheelConfig, apply_overrides, first_error
 from autoenvscaling.flywheel.context import Events, NullEvents, RoundContext
 from autoenvscaling.flywheel.domains import resolve_domain
 from autoenvscaling.flywheel.layout import RunPaths, read_output, run_lock, write_output
@@ -134,8 +134,10 @@ class Flywheel:
             config = FlywheelConfig.model_validate(data)
         except FileNotFoundError:
             raise UserInputError(f"{paths.root}: not a flywheel run dir (no config.resolved.toml)") from None
-        except (tomllib.TOMLDecodeError, ValidationError) as e:
+        except tomllib.TOMLDecodeError as e:
             raise UserInputError(f"{paths.config}: {e}") from None
+        except ValidationError as e:
+            raise UserInputError(f"{paths.config}: {first_error(e)}") from None
         if overrides:
             write_atomic(paths.config, tomli_w.dumps(config.to_toml_dict()))
         return cls(paths, config, backend=backend, events=events)

@@ -8,6 +8,7 @@ and candidates, ``validate/<domain>/`` its validation run. A domain is finished 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,14 @@ from autoenvscaling.flywheel.crash import checkpoint
 from autoenvscaling.flywheel.domains import allocate
 from autoenvscaling.flywheel.records import DigestOutput, Generation, ProposeOutput, ValidateOutput
 from autoenvscaling.llm.base import Message, Model, ModelError, ModelResponse, Sampling, ToolSpec
+from autoenvscaling.llm.factory import open_model
 from autoenvscaling.pool.models import EnvStatus
 from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
 from autoenvscaling.roles.proposer.reproduce import Reproduction
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.proposer.staged.render import is_recorded
-from autoenvscaling.roles.tuning import resolve_mode
-from autoenvscaling.validate.probes import GENERATED_PROBES
+from autoenvscaling.roles.tuning import resolve_mode, tune_solver
+from autoenvscaling.validate.probes import ProbeConfig
 from autoenvscaling.validate.report import ProbeBrief, ValidationReport
 from autoenvscaling.validate.validator import ValidationConfig
 
@@ -56,6 +58,19 @@ def _parents(ctx: RoundContext, domain: str) -> list[Path]:
     return [e.path for e in reversed(entries)]
 
 
+@contextlib.contextmanager
+def _probe_model(ctx: RoundContext) -> Iterator[Model | None]:
+    """The model of the judge and the adversarial solver for one stage: ``models.probes``, else the round's solver
+    (a trained adapter after a train stage); None when ``[probes]`` asks for no model probe."""
+    if not ctx.config.probes.model_probes:
+        yield None
+        return
+    chosen = ctx.config.models.probes
+    cfg = ctx.solver if chosen is None else tune_solver(chosen, concurrency=ctx.config.concurrency.validation)
+    with open_model(cfg) as model:
+        yield model
+
+
 def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None, domain: str) -> ProposeConfig:
     cfg = ctx.config
     return ProposeConfig(
@@ -65,7 +80,9 @@ def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None, doma
         validation_concurrency=cfg.concurrency.validation,
         from_path=Path(digest.digest_path).parent if digest is not None else None,
         proposer=cfg.proposer,
-        validation=ValidationConfig(repeats=cfg.counts.validation_repeats, probes=GENERATED_PROBES),
+        validation=ValidationConfig(
+            repeats=cfg.counts.validation_repeats, probes=ProbeConfig.model_validate(cfg.probes.model_dump())
+        ),
         parents=_parents(ctx, domain),
         reproduce_attempts=cfg.counts.reproduce_attempts,
         solver=cfg.solver,
@@ -77,17 +94,18 @@ def run_propose(ctx: RoundContext, digest: DigestOutput) -> ProposeOutput:
     ctx.events.stage_started(ctx.n, "propose", sum(counts.values()))
     generations: list[Generation] = []
     name = ""
-    with ctx.proposer_model() as model:
+    with ctx.proposer_model() as model, _probe_model(ctx) as probe_model:
         name = model.name
         for domain, n in counts.items():
             if n == 0:
                 continue
-            generations += [Generation(domain=domain, result=g) for g in _propose_domain(ctx, model, domain, n, digest)]
+            made = _propose_domain(ctx, model, domain, n, digest, probe_model)
+            generations += [Generation(domain=domain, result=g) for g in made]
     return ProposeOutput(round=ctx.n, stage="propose", proposer=name, generations=generations)
 
 
 def _propose_domain(
-    ctx: RoundContext, model: Model, domain: str, n: int, digest: DigestOutput
+    ctx: RoundContext, model: Model, domain: str, n: int, digest: DigestOutput, probe_model: Model | None
 ) -> list[GenerationResult]:
     out = ctx.stage_dir("propose") / domain
     done = out / "generations.json"
@@ -97,7 +115,8 @@ def _propose_domain(
             ctx.events.advance(ctx.n, "propose", f"{domain}/{g.id}")
         return results
     fresh_dir(out)
-    run = ProposeRun(out, ctx.backend, model, ctx.domains[domain], _propose_config(ctx, n, digest, domain))
+    config = _propose_config(ctx, n, digest, domain)
+    run = ProposeRun(out, ctx.backend, model, ctx.domains[domain], config, probe_model=probe_model)
 
     def on_generated(g: GenerationResult) -> None:
         what = "candidate" if g.candidate_dir else (g.error or ", ".join(g.failed_checks) or "no candidate")
@@ -116,9 +135,10 @@ def run_validate(ctx: RoundContext, proposed: ProposeOutput) -> ValidateOutput:
     ctx.events.stage_started(ctx.n, "validate", sum(1 for g in proposed.generations if g.result.candidate_dir))
     records: list[ProposalRecord] = []
     probes: dict[str, ProbeBrief] = {}
-    for domain, gens in by_domain.items():
-        records += _validate_domain(ctx, domain, gens)
-        probes |= probe_briefs(ctx.stage_dir("validate") / domain, domain)
+    with _probe_model(ctx) as probe_model:
+        for domain, gens in by_domain.items():
+            records += _validate_domain(ctx, domain, gens, probe_model)
+            probes |= probe_briefs(ctx.stage_dir("validate") / domain, domain)
     return ValidateOutput(round=ctx.n, stage="validate", records=records, probes=probes)
 
 
@@ -137,7 +157,9 @@ def probe_briefs(domain_dir: Path, domain: str) -> dict[str, ProbeBrief]:
     return out
 
 
-def _validate_domain(ctx: RoundContext, domain: str, gens: list[GenerationResult]) -> list[ProposalRecord]:
+def _validate_domain(
+    ctx: RoundContext, domain: str, gens: list[GenerationResult], probe_model: Model | None
+) -> list[ProposalRecord]:
     out = ctx.stage_dir("validate") / domain
     done = out / "records.json"
     if done.is_file():
@@ -161,7 +183,7 @@ def _validate_domain(ctx: RoundContext, domain: str, gens: list[GenerationResult
     with ctx.solver_factory() as (factory, _name), ctx.executor() as executor:
         run = ProposeRun(
             out, ctx.backend, _NoModel(), ctx.domains[domain], config, solver_factory=factory,
-            executor=executor, backend_name=ctx.config.backend,
+            executor=executor, backend_name=ctx.config.backend, probe_model=probe_model,
         )  # fmt: skip
         records = run.validate(gens, on_validated, on_reproduced)
     write_atomic(done, _RECORDS.dump_json(records, indent=2).decode())

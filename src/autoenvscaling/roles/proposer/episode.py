@@ -44,6 +44,7 @@ from autoenvscaling.roles.proposer.workshop import (
 )
 from autoenvscaling.sandbox.base import EngineUnavailableError, ExecResult, Sandbox, SandboxBackend
 from autoenvscaling.tasks.model import task_content_hash
+from autoenvscaling.validate.model_probes import ModelProbes
 from autoenvscaling.validate.validator import ValidationConfig
 
 Chosen = Literal["current", "best", "none"]
@@ -182,6 +183,7 @@ def run_episode(
     validation: ValidationConfig | None = None,
     index: int = 0,
     run_id: str | None = None,
+    model_probes: ModelProbes | None = None,
 ) -> GenerationResult:
     """Run one episode; the chosen draft is copied to ``candidate_dir`` (a Harbor task dir)."""
     config = config or ProposerConfig()
@@ -214,6 +216,7 @@ def run_episode(
             references=[start, *domain.examples],
             images=domain.images,
             run_id=run_id,
+            model_probes=model_probes,
         )
         agent = ProposerAgent(
             model,

@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK, NoveltyResult
+from autoenvscaling.roles.proposer.probe_feedback import judge_notes, model_probe_problem
 from autoenvscaling.tasks import Finding, lint_task
 from autoenvscaling.tasks.dockerfile import parse_instructions
 from autoenvscaling.tasks.paths import CONTAINER_REWARD_TXT
@@ -92,6 +93,7 @@ _ORDER = (
     R.NOP,
     R.HACKABLE_PREFIX,
     R.WEAK_TESTS,
+    R.JUDGE_PREFIX,
     DUPLICATE_CHECK,
 )
 
@@ -283,6 +285,9 @@ def _describe(
         return CheckFeedback(
             passed=False, problem=_FIXES[cid], files=[_SOLVE], detail=_tail(_read(trial / "agent" / "oracle.txt"), 3)
         )
+    probe = model_probe_problem(check, _test_files(draft_dir)[0])
+    if probe is not None:
+        return CheckFeedback(passed=False, problem=probe[0], files=[probe[1]])
     if cid.startswith(R.HACKABLE_PREFIX):
         name = cid.removeprefix(R.HACKABLE_PREFIX)
         problem = _EXPLOIT_FIXES.get(name, _SHIM_FIX if name != "reward-file" else "")
@@ -321,7 +326,7 @@ def render_feedback(
         failed = [c for c in failed if c.id != R.ORACLE]
     if not failed:
         notes = [f"{_where(f)}: {f.message}" for f in findings if f.rule in _NOTABLE_WARNINGS]
-        return CheckFeedback(passed=True, notes=notes + skipped_notes)
+        return CheckFeedback(passed=True, notes=notes + judge_notes(report) + skipped_notes)
     first = failed[0]
     if first.id == R.BUILD:
         lines = build_feedback(first.detail, _read(draft_dir / _DOCKERFILE), findings, images)

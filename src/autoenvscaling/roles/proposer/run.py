@@ -28,6 +28,7 @@ from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.execution.executors import Executor, LocalExecutor
 from autoenvscaling.execution.rundir import ResultsLog, write_atomic
 from autoenvscaling.llm.base import Model
+from autoenvscaling.roles.adversary import model_probes_for
 from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.roles.proposer.digest import digest_trials, find_trial_dirs, render_digest
 from autoenvscaling.roles.proposer.domain import DomainContext
@@ -106,8 +107,11 @@ class ProposeRun:
         solver_factory: Callable[[], TrialAgent] | None = None,
         executor: Executor | None = None,
         backend_name: str | None = None,
+        probe_model: Model | None = None,
     ) -> None:
-        """``executor``/``backend_name``: where the candidates' validation runs (see ``ValidationRun``)."""
+        """``executor``/``backend_name``: where the candidates' validation runs (see ``ValidationRun``).
+        ``probe_model``: the model of the judge and the adversarial solver when ``validation.probes`` asks for them
+        (in the proposer's check and the validation); asking for them without one is refused here."""
         self.out_dir = out_dir
         self.executor = executor
         self.backend_name = backend_name
@@ -116,6 +120,9 @@ class ProposeRun:
         self.domain = domain
         self.config = config
         self.validation = domain.validation(config.validation)
+        # The adversary is the solver's loop: the blind solver's agent settings (the round's, in the flywheel).
+        self.model_probes = model_probes_for(self.validation.probes, probe_model, config.solver)
+        self.model_probes.require(self.validation.probes)
         self.resolved_extra = resolved_extra or {}
         self.solver_factory = solver_factory or (lambda: SolverAgent(model, config.solver))
         self.log = ResultsLog(out_dir / "results.jsonl", ProposalRecord)
@@ -187,6 +194,7 @@ class ProposeRun:
             novelty_threshold=self.config.proposer.novelty_threshold,
             run_id=self.run_id,
             validation=self.validation,
+            model_probes=self.model_probes,
         )
         episode = run_staged_episode if self.config.mode == "staged" else propose_oneshot_recorded
         return episode(
@@ -230,6 +238,7 @@ class ProposeRun:
                 validation=self.validation,
                 index=i,
                 run_id=self.run_id,
+                model_probes=self.model_probes,
             )
         except EngineUnavailableError:
             raise  # the engine is gone for every generation: an infrastructure error, never a rejection
@@ -297,6 +306,7 @@ class ProposeRun:
                 concurrency=self.config.validation_concurrency,
                 executor=self.executor,
                 backend_name=self.backend_name,
+                model_probes=self.model_probes,
             )
             by_id = {g.id: g for g in generations}
             threshold = self.config.proposer.novelty_threshold

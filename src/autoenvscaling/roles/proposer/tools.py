@@ -30,6 +30,7 @@ from autoenvscaling.roles.proposer.workshop import DRAFT_DIR, DraftCopy, Worksho
 from autoenvscaling.sandbox.base import BuildError, EngineUnavailableError, SandboxBackend, SandboxError
 from autoenvscaling.tasks import TaskFormatError, load_task
 from autoenvscaling.tasks.model import task_content_hash
+from autoenvscaling.validate.model_probes import ModelProbes
 from autoenvscaling.validate.probes import GENERATED_PROBES
 from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
 from autoenvscaling.verify.environment import EnvironmentBuilder
@@ -83,7 +84,9 @@ class DraftTools:
         references: list[Path] | None = None,
         images: list[str] | None = None,
         run_id: str | None = None,
+        model_probes: ModelProbes | None = None,
     ) -> None:
+        """``model_probes``: the judge and adversary ``validation.probes`` asks for (none: it must ask for none)."""
         self.workshop = workshop
         self.backend = backend
         self.episode_dir = episode_dir
@@ -95,6 +98,8 @@ class DraftTools:
         self.references = list(references or [])
         self.images = list(images or [])
         self.run_id = run_id
+        self.model_probes = model_probes or ModelProbes()
+        self.model_probes.require(self.validation.probes)  # refused at the episode's start, not at its first check
         self.builder = EnvironmentBuilder(backend)
         self.checks: list[CheckRecord] = []
         self.tries = 0
@@ -148,7 +153,14 @@ class DraftTools:
 
     def _validate(self, copy: DraftCopy, check_dir: Path) -> tuple[CheckFeedback, list[str]]:
         """The real validator on the snapshot (build, reference solution, do-nothing run, leaks)."""
-        validator = TaskValidator(self.backend, self.builder, self.validation, check_dir / "trials", run_id=self.run_id)
+        validator = TaskValidator(
+            self.backend,
+            self.builder,
+            self.validation,
+            check_dir / "trials",
+            run_id=self.run_id,
+            model_probes=self.model_probes,
+        )
         report = validator.validate(copy.path)
         (check_dir / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
         feedback = render_feedback(report, copy.path, check_dir / "trials", images=self.images, skipped=copy.skipped)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SkipValidation
 
 from autoenvscaling import __version__
 from autoenvscaling.agent.trajectory import AgentInfo, TrajectoryRecorder
@@ -64,6 +64,7 @@ from autoenvscaling.roles.proposer.staged.text import (
 )
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
 from autoenvscaling.tasks.names import slug
+from autoenvscaling.validate.model_probes import ModelProbes
 from autoenvscaling.validate.validator import ValidationConfig
 
 STAGED_AGENT = "autoenv-proposer-staged"
@@ -114,6 +115,7 @@ class StagedContext(BaseModel):
     novelty_threshold: float = 0.8
     run_id: str | None = None
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    model_probes: SkipValidation[ModelProbes] = Field(default_factory=ModelProbes)  # the check's (not validated)
 
 
 class Episode:

@@ -183,6 +183,7 @@ def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check:
             ep.ctx.validation.model_copy(update={"repeats": 1, "network": False}),
             ep.episode_dir / "check" / "trials",
             run_id=ep.ctx.run_id,
+            model_probes=ep.ctx.model_probes,
         )
         report = validator.validate(final)
         ep.log.check_passed = report.verdict.value == "valid"

@@ -1,0 +1,105 @@
+"""The model probes in the flywheel (issue 12): ``[probes]`` and ``models.probes`` in the config, the validate
+stage rejecting a candidate a blocking judge fails (on the round's solver by default, on ``models.probes`` when
+set), and the one-line refusal on the Ray executor. Scripted models on the scored fake backend: no Docker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from flywheel_helpers import SCRIPTED, autoenv
+
+from autoenvscaling.errors import UserInputError
+from autoenvscaling.flywheel.backend import RunBackend
+from autoenvscaling.flywheel.config import FlywheelConfig, ProbesConfig, load_config
+from autoenvscaling.flywheel.context import NullEvents, RoundContext
+from autoenvscaling.flywheel.domains import resolve_domain
+from autoenvscaling.flywheel.layout import RunPaths
+from autoenvscaling.flywheel.records import Generation, ProposeOutput
+from autoenvscaling.flywheel.stages_propose import run_validate
+from autoenvscaling.pool import Pool
+from autoenvscaling.roles.judge import CRITERIA
+from autoenvscaling.roles.proposer.records import GenerationResult
+from autoenvscaling.sandbox.fake_scored import ScoredFakeBackend, write_scored_task
+from autoenvscaling.validate.report import ValidationReport
+
+WHY = "the tests only check a marker file"
+
+
+def _judge_script(path: Path, **fails: str) -> Path:
+    fail = {k.replace("_", "-"): v for k, v in fails.items()}
+    items = [{"id": c, "outcome": "fail" if c in fail else "pass", "explanation": fail.get(c, "")} for c in CRITERIA]
+    path.write_text(json.dumps([json.dumps({"criteria": items})]))
+    return path
+
+
+def test_the_probes_table_and_their_model_in_the_config(tmp_path: Path) -> None:
+    default = FlywheelConfig()
+    assert default.probes == ProbesConfig() and default.probes.enabled and not default.probes.model_probes
+    assert default.models.probes is None
+    cfg = load_config(None, ['probes.judge="blocking"', "probes.adversarial_attempts=2", 'models.probes="solver"'])
+    assert (cfg.probes.judge, cfg.probes.adversarial_attempts, cfg.models.probes) == ("blocking", 2, None)
+    (tmp_path / "c.toml").write_text('[models]\nprobes = "scripted:judge.json"\n[probes]\njudge = "advisory"\n')
+    cfg = load_config(tmp_path / "c.toml", ["models.probes.temperature=0.0"])
+    assert cfg.models.probes is not None and cfg.models.probes.scripted_path == tmp_path / "judge.json"
+    assert cfg.models.probes.temperature == 0.0 and cfg.probes.judge == "advisory"
+    with pytest.raises(UserInputError, match=r"probes\.judge_mode: Extra inputs"):
+        load_config(None, ['probes.judge_mode="blocking"'])
+
+
+def test_model_probes_on_ray_are_refused_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(UserInputError) as e:
+        load_config(None, ['probes.judge="advisory"', 'executor.kind="ray"'])
+    assert str(e.value) == (
+        "config: probes.judge and probes.adversarial_attempts run on the local executor only (executor.kind = 'ray')"
+    )
+    assert load_config(None, ['executor.kind="ray"']).probes.enabled  # the rule probes run anywhere
+    run_dir = tmp_path / "run"
+    over = ["executor.kind=ray", "probes.adversarial_attempts=1"]
+    res = autoenv("flywheel", "run", "--config", str(SCRIPTED), "--run-dir", str(run_dir), *over)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "run on the local executor only" in res.stderr and not run_dir.exists()
+
+
+def _validate(tmp_path: Path, overrides: list[str]) -> tuple[list[str], str, ValidationReport]:
+    """The validate stage of round 1 on one candidate (a scored fake task its oracle passes)."""
+    cfg = load_config(None, ["probes.enabled=false", 'probes.judge="blocking"', *overrides])  # rules need a shell
+    candidate = write_scored_task(tmp_path / "propose" / "candidates" / "prompt-000")
+    (candidate / "instruction.md").write_text("Reverse every line of /app/words.txt into /app/out.txt.\n")
+    gen = GenerationResult(id="prompt-000", mode="prompt", episode_dir=str(tmp_path), candidate_dir=str(candidate))
+    proposed = ProposeOutput(round=1, stage="propose", generations=[Generation(domain="terminal", result=gen)])
+    with Pool.open(tmp_path / "pool") as pool:
+        ctx = RoundContext(
+            n=1, paths=RunPaths(tmp_path / "run"), config=cfg, backend=RunBackend(ScoredFakeBackend(), "r"),
+            pool=pool, domains={"terminal": resolve_domain("terminal")}, solver=cfg.models.solver,
+            proposer=cfg.models.solver, events=NullEvents(),
+        )  # fmt: skip
+        out = run_validate(ctx, proposed)
+    (record,) = out.records
+    assert out.probes["terminal/prompt-000"].flags == (["judge:behavior-in-tests"] if record.failed_checks else [])
+    log = ctx.stage_dir("validate") / "terminal" / "validation" / "results.jsonl"
+    (report,) = [ValidationReport.model_validate_json(line) for line in log.read_text().splitlines()]
+    assert report.probes is not None and report.probes.judge is not None
+    return record.failed_checks, record.verdict, report
+
+
+def test_a_blocking_judge_on_the_rounds_solver_rejects_the_candidate(tmp_path: Path) -> None:
+    solver = _judge_script(tmp_path / "solver.json", behavior_in_tests=WHY)
+    failed, verdict, report = _validate(tmp_path, [f'models.solver="scripted:{solver}"'])
+    assert (verdict, failed) == ("invalid", ["judge:behavior-in-tests"])
+    assert report.probes is not None and report.probes.judge is not None
+    assert report.probes.judge.model == "scripted:solver.json" and report.probes.judge.mode == "blocking"
+    (criterion,) = [c for c in report.probes.judge.criteria if c.outcome == "fail"]
+    assert criterion.explanation == WHY
+
+
+def test_models_probes_replaces_the_solver_as_the_judge(tmp_path: Path) -> None:
+    solver = _judge_script(tmp_path / "solver.json", behavior_in_tests=WHY)
+    judge = _judge_script(tmp_path / "judge.json")  # passes every criterion
+    failed, verdict, report = _validate(
+        tmp_path, [f'models.solver="scripted:{solver}"', f'models.probes="scripted:{judge}"']
+    )
+    assert (verdict, failed) == ("valid", [])
+    assert report.probes is not None and report.probes.judge is not None
+    assert report.probes.judge.model == "scripted:judge.json"
