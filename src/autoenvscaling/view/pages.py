@@ -5,21 +5,27 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from autoenvscaling.view import charts, readers
 from autoenvscaling.view.files import PAGE_BYTES, Root, read_page
 from autoenvscaling.view.runs import KINDS, detect_kind, find_runs
 
-if TYPE_CHECKING:
-    from autoenvscaling.view.app import Viewer
 
-Page = Callable[["Viewer", Request, Path], Awaitable[Response]]
+class Site(Protocol):
+    """What a page uses of the app's viewer (``app.Viewer``): the served root and the templates."""
+
+    root: Root
+
+    def render(self, name: str, request: Request, **ctx: Any) -> HTMLResponse: ...
+
+
+Page = Callable[[Site, Request, Path], Awaitable[Response]]
 
 
 def crumbs(root: Root, path: Path) -> list[tuple[str, str]]:
@@ -33,7 +39,7 @@ def crumbs(root: Root, path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def _runs(v: Viewer, request: Request, path: Path) -> Response:
+def _runs(v: Site, request: Request, path: Path) -> Response:
     kind, status, q = (request.query_params.get(k, "") for k in ("kind", "status", "q"))
     runs = find_runs(v.root)
     shown = [
@@ -44,7 +50,7 @@ def _runs(v: Viewer, request: Request, path: Path) -> Response:
     return v.render("runs.html", request, runs=shown, total=len(runs), kinds=KINDS, kind=kind, status=status, q=q)
 
 
-def _run(v: Viewer, request: Request, path: Path) -> Response:
+def _run(v: Site, request: Request, path: Path) -> Response:
     kind = detect_kind(path) if path.is_dir() else None
     trail = crumbs(v.root, path)
     if kind == "pool":
@@ -72,7 +78,7 @@ def _run(v: Viewer, request: Request, path: Path) -> Response:
     return _file(v, request, path)
 
 
-def _pool(v: Viewer, request: Request, path: Path) -> Response:
+def _pool(v: Site, request: Request, path: Path) -> Response:
     from autoenvscaling.view.pool_read import PoolFilter, list_entries
 
     if not (path / "catalog.sqlite").is_file():
@@ -99,7 +105,7 @@ def _pool(v: Viewer, request: Request, path: Path) -> Response:
     return v.render("pool.html", request, pool=path, f=f, listing=listing, crumbs=crumbs(v.root, path))
 
 
-def _env(v: Viewer, request: Request, path: Path) -> Response:
+def _env(v: Site, request: Request, path: Path) -> Response:
     from autoenvscaling.view.env_read import env_view
 
     env_id = request.query_params.get("id", "")
@@ -109,7 +115,7 @@ def _env(v: Viewer, request: Request, path: Path) -> Response:
     return v.render("env.html", request, pool=path, view=view, crumbs=crumbs(v.root, path))
 
 
-def _trial(v: Viewer, request: Request, path: Path) -> Response:
+def _trial(v: Site, request: Request, path: Path) -> Response:
     if not path.is_dir():
         raise HTTPException(404, "not a trial dir")
     view = readers.trial(v.root, path)
@@ -117,7 +123,7 @@ def _trial(v: Viewer, request: Request, path: Path) -> Response:
     return v.render("trial.html", request, view=view, chart=chart, crumbs=crumbs(v.root, path))
 
 
-def _trajectory(v: Viewer, request: Request, path: Path) -> Response:
+def _trajectory(v: Site, request: Request, path: Path) -> Response:
     from autoenvscaling.view.trajectory_view import TrajectoryError, trajectory_view
 
     if path.is_dir():
@@ -131,7 +137,7 @@ def _trajectory(v: Viewer, request: Request, path: Path) -> Response:
     return v.render("trajectory.html", request, view=view, path=path, crumbs=crumbs(v.root, path))
 
 
-def _file(v: Viewer, request: Request, path: Path) -> Response:
+def _file(v: Site, request: Request, path: Path) -> Response:
     trail = crumbs(v.root, path)
     if path.is_dir():
         entries = sorted(path.iterdir(), key=lambda p: (not p.is_dir(), p.name))
@@ -145,8 +151,8 @@ def _file(v: Viewer, request: Request, path: Path) -> Response:
     return v.render("file.html", request, path=path, page=page, crumbs=trail)
 
 
-def _async(fn: Callable[[Viewer, Request, Path], Response]) -> Page:
-    async def run(v: Viewer, request: Request, path: Path) -> Response:
+def _async(fn: Callable[[Site, Request, Path], Response]) -> Page:
+    async def run(v: Site, request: Request, path: Path) -> Response:
         return await run_in_threadpool(fn, v, request, path)
 
     return run
