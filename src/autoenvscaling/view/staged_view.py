@@ -21,7 +21,7 @@ from pathlib import Path
 from autoenvscaling.roles.proposer.staged.episode import StagedLog
 from autoenvscaling.view.files import Root
 from autoenvscaling.view.readers import read_model
-from autoenvscaling.view.trajectory_view import CheckView, StepView, draft_diff, snapshot_of
+from autoenvscaling.view.step_view import CheckView, StepView, draft_diff, snapshot_of
 
 STAGED_LOG = "staged.json"
 DRAFT_STAGES = ("observe", "record")  # harness steps that ran a freshly written draft

@@ -10,7 +10,6 @@ the diff from the snapshot before it; the last step with the diff to the final d
 
 from __future__ import annotations
 
-import difflib
 import json
 from datetime import datetime
 from pathlib import Path
@@ -22,53 +21,10 @@ from autoenvscaling.agent.trajectory import ContentPart, Step, Trajectory, read_
 from autoenvscaling.validate.report import ValidationReport
 from autoenvscaling.view.files import Root, read_text
 from autoenvscaling.view.readers import read_model
+from autoenvscaling.view.staged_view import add_staged, is_staged
+from autoenvscaling.view.step_view import CallView, CheckView, StepView, draft_diff, snapshot_of
 
-_DIFF_MAX_BYTES = 200_000
 STEP_TEXT_MAX = 32_000  # characters of one message or output the player shows; the rest is in the file's pages
-
-
-class DiffLine(BaseModel):
-    kind: str  # add | del | hunk | ctx
-    text: str
-
-
-class FileDiff(BaseModel):
-    path: str
-    status: str  # added | removed | changed
-    lines: list[DiffLine]
-
-
-class CheckView(BaseModel):
-    number: int
-    dir: str
-    feedback: str
-    verdict: str | None
-    failed_checks: list[str]
-    passed: bool | None
-
-
-class CallView(BaseModel):
-    name: str
-    command: str
-
-
-class StepView(BaseModel):
-    id: int
-    source: str
-    message: str
-    reasoning: str | None
-    calls: list[CallView]
-    outputs: list[str]
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cost_usd: float | None
-    timestamp: str | None
-    seconds: float | None  # since the previous step
-    stage: str | None = None  # a staged proposer episode: the stage this step belongs to (``extra.stage``)
-    harness: bool = False  # ... and whether the harness wrote it (what it ran and saw), not the model's prompt
-    check: CheckView | None = None
-    diff: list[FileDiff] | None = None
-    diff_title: str = ""
 
 
 class TrajectoryView(BaseModel):
@@ -134,43 +90,6 @@ def _step(step: Step, prev: Step | None) -> StepView:
     )
 
 
-def _files(d: Path | None) -> dict[str, str]:
-    if d is None or not d.is_dir():
-        return {}
-    out = {}
-    for f in sorted(p for p in d.rglob("*") if p.is_file()):
-        size = f.stat().st_size
-        text = read_text(f, _DIFF_MAX_BYTES) if size <= _DIFF_MAX_BYTES else None
-        out[f.relative_to(d).as_posix()] = text if text is not None else f"[{size} bytes]"
-    return out
-
-
-def draft_diff(before: Path | None, after: Path | None) -> list[FileDiff]:
-    a, b = _files(before), _files(after)
-    diffs = []
-    for path in sorted(a.keys() | b.keys()):
-        old, new = a.get(path), b.get(path)
-        if old == new:
-            continue
-        status = "added" if old is None else "removed" if new is None else "changed"
-        lines = []
-        for line in list(difflib.unified_diff((old or "").splitlines(), (new or "").splitlines(), lineterm=""))[2:]:
-            kind = "hunk" if line.startswith("@@") else {"+": "add", "-": "del"}.get(line[:1], "ctx")
-            lines.append(DiffLine(kind=kind, text=line))
-        diffs.append(FileDiff(path=path, status=status, lines=lines))
-    return diffs
-
-
-def snapshot_of(d: Path) -> Path | None:
-    """The task dir inside a check or final dir (the one subdir holding a task.toml or instruction.md)."""
-    if not d.is_dir():
-        return None
-    for sub in sorted(p for p in d.iterdir() if p.is_dir()):
-        if (sub / "task.toml").is_file() or (sub / "instruction.md").is_file():
-            return sub
-    return None
-
-
 def _check(root: Root, episode: Path, n: int) -> tuple[CheckView, Path | None] | None:
     d = episode / "checks" / f"{n:02d}"
     if not d.is_dir():
@@ -215,8 +134,6 @@ def trajectory_view(root: Root, path: Path) -> TrajectoryView:
     steps = [_step(s, traj.steps[i - 1] if i else None) for i, s in enumerate(traj.steps)]
     episode = path.parent if (path.parent / "generation.json").is_file() else None
     if episode is not None:
-        from autoenvscaling.view.staged_view import add_staged, is_staged
-
         if is_staged(episode):
             add_staged(root, episode, steps)
         else:
@@ -248,4 +165,4 @@ def read_model_dict(path: Path) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-__all__ = ["TrajectoryError", "TrajectoryView", "draft_diff", "trajectory_view"]
+__all__ = ["StepView", "TrajectoryError", "TrajectoryView", "draft_diff", "trajectory_view"]
