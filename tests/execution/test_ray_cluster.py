@@ -172,6 +172,34 @@ def test_removing_a_worker_node_mid_run_loses_and_duplicates_nothing(cluster: Cl
     )
 
 
+def test_a_trial_whose_retries_run_out_is_its_error_and_the_run_goes_on(cluster: Cluster, tmp_path: Path) -> None:
+    tasks = [write_scored_task(tmp_path / "tasks" / name) for name in ("a", "kills-its-worker", "b")]
+    (tasks[1] / "CRASH").write_text("")
+
+    class CrashingOracle(OracleAgent):  # defined here, so Ray pickles it by value
+        def run(self, sandbox: Any, task: Any, agent_dir: Path, timeout_sec: float | None) -> Any:
+            if (task.paths.root / "CRASH").exists():
+                os._exit(1)  # the worker process dies, on every retry too
+            return super().run(sandbox, task, agent_dir, timeout_sec)
+
+    run_dir = tmp_path / "solve"
+    executor = RayExecutor(ExecutorConfig(kind="ray", max_retries=1))
+    records, summaries = SolveRun(run_dir, ScoredFakeBackend(), CrashingOracle, attempts=2, executor=executor).run(
+        tasks
+    )
+    assert [(Path(r.task_path).name, r.attempt, r.reward) for r in records] == [
+        ("a", 1, 1.0), ("a", 2, 1.0), ("kills-its-worker", 1, None), ("kills-its-worker", 2, None),
+        ("b", 1, 1.0), ("b", 2, 1.0),
+    ]  # fmt: skip
+    for r in records[2:4]:
+        assert r.error is not None and r.error.startswith("ExecutorError: ") and "retries ran out" in r.error
+    keys = Counter((x["task_path"], x["attempt"]) for x in _lines(run_dir / "results.jsonl"))
+    assert sorted(keys) == sorted((str(t), i) for t in tasks for i in (1, 2)) and set(keys.values()) == {1}
+    assert [(s.task_name, s.errors, s.pass_at_1) for s in summaries] == [
+        ("a", 0, 1.0), ("kills-its-worker", 2, None), ("b", 0, 1.0)
+    ]  # fmt: skip
+
+
 @pytest.mark.docker
 def test_examples_validated_and_solved_through_ray_match_local_on_docker(cluster: Cluster, tmp_path: Path) -> None:
     examples = Path(__file__).resolve().parents[2] / "examples" / "terminal"

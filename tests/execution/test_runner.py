@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.execution import executors
-from autoenvscaling.execution.executors import ExecutorConfig, LocalExecutor, get_executor
+from autoenvscaling.execution.executors import ExecutorConfig, ExecutorError, LocalExecutor, Lost, get_executor
 from autoenvscaling.execution.portable import Delivery, PortableWork, pack_dir, ship, unpack_dir
 from autoenvscaling.execution.rundir import ResultsLog
 from autoenvscaling.execution.runner import ItemRunner
@@ -85,6 +85,46 @@ def test_a_result_seen_twice_is_logged_once(tmp_path: Path) -> None:
     runner.run([1, 2], lambda i: Rec(key=str(i), value=i), on_done=lambda r: done.append(r.key))
     assert done == ["1", "2"]
     assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 2
+
+
+class LosesEven:
+    """An executor whose workers die on every even item, retries and all (``Lost``), like Ray's after max_retries."""
+
+    name, remote = "loses-even", True
+
+    def map_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> Iterator[Any]:
+        for i in range(len(items)):
+            item = items[i]
+            yield Lost(i, "its worker died 2 time(s); retries ran out") if item % 2 == 0 else fn(item)
+
+    def close(self) -> None:
+        return None
+
+
+def test_an_item_lost_for_good_is_logged_as_its_error_and_the_others_go_on(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    runner = _runner(path, LosesEven())
+    runner.resume(True)
+    runner.run([1], lambda i: Rec(key=str(i), value=i))  # done before: not sent again
+    done: list[str] = []
+    out = runner.run(
+        [1, 2, 3, 4, 5],
+        lambda i: Rec(key=str(i), value=i),
+        lost=lambda i, why: Rec(key=str(i), value=-1, path=why),
+        on_done=lambda r: done.append(r.key),
+    )
+    assert [(r.key, r.value) for r in out] == [("1", 1), ("2", -1), ("3", 3), ("4", -1), ("5", 5)]
+    assert done == ["2", "3", "4", "5"]
+    assert "retries ran out" in out[1].path
+    assert sorted(json.loads(x)["key"] for x in path.read_text().splitlines()) == ["1", "2", "3", "4", "5"]
+
+
+def test_an_item_lost_without_a_lost_handler_stops_the_run(tmp_path: Path) -> None:
+    runner = _runner(tmp_path / "results.jsonl", LosesEven())
+    runner.resume(False)
+    with pytest.raises(ExecutorError, match=r"^2: its worker died .* resume the run"):
+        runner.run([1, 2, 3], lambda i: Rec(key=str(i), value=i))
+    assert runner.pending([1, 2, 3]) == [2, 3]
 
 
 def test_a_crash_mid_run_keeps_what_finished(tmp_path: Path) -> None:

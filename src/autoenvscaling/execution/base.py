@@ -1,5 +1,5 @@
-"""The executor contract: ``ExecutorConfig`` (which executor, and how a Ray one connects) and the ``Executor``
-protocol every executor implements.
+"""The executor contract: ``ExecutorConfig`` (which executor, and how a Ray one connects), the ``Executor``
+protocol every executor implements, and ``Lost``: what an executor yields for an item it gave up on.
 
 It sits below both executors (``executors``: local threads and ``get_executor``; ``ray_executor``), so the
 factory can import the Ray executor without the Ray executor importing the factory's module back.
@@ -8,9 +8,12 @@ factory can import the Ray executor without the Ray executor importing the facto
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
+
+from autoenvscaling.errors import AutoEnvError
 
 I = TypeVar("I")  # noqa: E741 - an item
 R = TypeVar("R")
@@ -37,12 +40,28 @@ class ExecutorConfig(BaseModel):
     )
 
 
+class ExecutorError(AutoEnvError):
+    """The executor lost work for good (a task's retries ran out) or cannot run it at all."""
+
+
+@dataclass(frozen=True)
+class Lost:
+    """An item whose work never finished: the process or node running it died, every time its retries allowed.
+
+    Infrastructure, not the item's result: the caller records it as the item's error (``ItemRunner``'s ``lost``).
+    """
+
+    index: int  # the item's position in the ``items`` given to ``map_unordered``
+    reason: str
+
+
 class Executor(Protocol):
     name: str
     remote: bool
 
-    def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R]:
-        """``fn(item)`` for every item, yielded as each finishes. An exception from ``fn`` is raised here."""
+    def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R | Lost]:
+        """``fn(item)`` for every item, yielded as each finishes. An exception from ``fn`` is raised here; an
+        item whose worker died more often than the executor retries comes back as ``Lost``."""
         ...
 
     def close(self) -> None: ...

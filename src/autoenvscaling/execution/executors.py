@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TypeVar
 
 from autoenvscaling.errors import UserInputError
-from autoenvscaling.execution.base import Executor, ExecutorConfig, ExecutorKind
+from autoenvscaling.execution.base import Executor, ExecutorConfig, ExecutorError, ExecutorKind, Lost
 
-__all__ = ["Executor", "ExecutorConfig", "ExecutorKind", "LocalExecutor", "get_executor"]
+__all__ = ["Executor", "ExecutorConfig", "ExecutorError", "ExecutorKind", "LocalExecutor", "Lost", "get_executor"]
 
 I = TypeVar("I")  # noqa: E741 - an item
 R = TypeVar("R")

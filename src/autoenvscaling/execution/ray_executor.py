@@ -2,8 +2,9 @@
 
 Each task asks for one unit of ``ExecutorConfig.resource`` (``sandbox_slot``); a node started with
 ``ray start --resources='{"sandbox_slot": 8}'`` runs at most 8 trials at once, and a node that declares none runs
-none. A task whose worker or node dies is rerun elsewhere (``max_retries``); an exception the work raises is
-not retried (it is the item's result, or a bug). Results come back to this process, the only writer of the run.
+none. A task whose worker or node dies is rerun elsewhere (``max_retries``); when its retries run out, the item
+comes back as ``Lost`` and the other items go on. An exception the work raises is not retried (it is the item's
+result, or a bug). Results come back to this process, the only writer of the run.
 """
 
 from __future__ import annotations
@@ -12,15 +13,13 @@ import importlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from autoenvscaling.errors import AutoEnvError, UserInputError
-from autoenvscaling.execution.base import ExecutorConfig
+from autoenvscaling.errors import UserInputError
+from autoenvscaling.execution.base import ExecutorConfig, ExecutorError, Lost
+
+__all__ = ["ExecutorError", "RayExecutor"]
 
 I = TypeVar("I")  # noqa: E741 - an item
 R = TypeVar("R")
-
-
-class ExecutorError(AutoEnvError):
-    """The cluster lost work for good (a task's retries ran out) or cannot run it at all."""
 
 
 def _import_ray() -> Any:
@@ -70,7 +69,7 @@ class RayExecutor:
                 raise UserInputError(f"--ray-address {self.config.address}: {e}") from None
         self._started_here = True
 
-    def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R]:
+    def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R | Lost]:
         ray = self.ray
         if not items:
             return
@@ -82,11 +81,18 @@ class RayExecutor:
         )
         fn_ref = ray.put(fn)  # shipped once, not once per task
         window = self.config.in_flight or max(2, int(2 * self.slots))
-        todo = iter(items)
+        todo = iter(enumerate(items))
+        index: dict[Any, int] = {}  # task ref -> the item's position
         pending: list[Any] = []
         ready: list[Any] = []
-        for item in todo:
-            pending.append(task.remote(fn_ref, item))
+
+        def submit(i: int, item: Any) -> None:
+            ref = task.remote(fn_ref, item)
+            index[ref] = i
+            pending.append(ref)
+
+        for i, item in todo:
+            submit(i, item)
             if len(pending) >= window:
                 break
         try:
@@ -96,16 +102,17 @@ class RayExecutor:
                     more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
                     ready += more
                 while ready:
-                    result = self._get(ready.pop(0))
+                    ref = ready.pop(0)
+                    result = self._get(ref, index.pop(ref))
                     nxt = next(todo, None)
                     if nxt is not None:
-                        pending.append(task.remote(fn_ref, nxt))
+                        submit(*nxt)
                     yield result
         finally:  # the caller stopped (an error, Ctrl-C): what is still queued or running is not wanted
             for ref in pending + ready:
                 ray.cancel(ref)
 
-    def _get(self, ref: Any) -> Any:
+    def _get(self, ref: Any, index: int) -> Any:
         ray = self.ray
         try:
             return ray.get(ref)
@@ -115,10 +122,8 @@ class RayExecutor:
                 raise cause from None
             raise
         except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError, ray.exceptions.ObjectLostError) as e:
-            raise ExecutorError(
-                f"a task was lost after {self.config.max_retries} retries ({type(e).__name__}); "
-                "resume the run to redo it"
-            ) from None
+            tries = self.config.max_retries + 1
+            return Lost(index, f"its Ray worker or node died {tries} time(s) ({type(e).__name__}); retries ran out")
 
     def close(self) -> None:
         if self._started_here:

@@ -12,7 +12,8 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
-from autoenvscaling.execution.executors import Executor, LocalExecutor
+from autoenvscaling.execution.base import Executor, ExecutorError, Lost
+from autoenvscaling.execution.executors import LocalExecutor
 from autoenvscaling.execution.rundir import ResultsLog
 
 I = TypeVar("I")  # noqa: E741 - an item
@@ -89,18 +90,27 @@ class ItemRunner(Generic[I, R]):
         *,
         send: Callable[[I], Any] | None = None,
         land: Callable[[Any], R] | None = None,
+        lost: Callable[[I, str], R] | None = None,
         on_done: Callable[[R], None] = _nothing,
     ) -> list[R]:
         """Run the pending items; returns the result of every item that has one, in ``items`` order.
 
         ``work(item)`` returns the result. Remote work gets ``send(item)`` instead (what travels: an archive of
         the inputs) and returns what ``land`` turns into the result here (writing its files into the run dir).
+        An item the executor lost for good (its worker died every time it was retried) gets ``lost(item, why)``,
+        its infrastructure error, logged like any result, and the other items go on; without ``lost`` the run
+        stops with ``ExecutorError``.
         """
-        todo: Sequence[Any] = self.pending(items)
-        if send is not None:
-            todo = _Sent(todo, send)
+        pending = self.pending(items)
+        todo: Sequence[Any] = pending if send is None else _Sent(pending, send)
         for got in self.executor.map_unordered(work, todo, self.concurrency):
-            result = land(got) if land is not None else cast(R, got)
+            if isinstance(got, Lost):
+                item = pending[got.index]
+                if lost is None:
+                    raise ExecutorError(f"{self.item_key(item)}: {got.reason}; resume the run to redo it")
+                result = lost(item, got.reason)
+            else:
+                result = land(got) if land is not None else cast(R, got)
             key = self.result_key(result)
             if key in self.done:  # a rerun the executor could not rule out: the first result stands
                 continue

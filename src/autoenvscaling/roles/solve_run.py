@@ -220,6 +220,17 @@ class SolveRun:
         def trial_dir(item: tuple[Path, int]) -> Path:
             return trials / f"{tasks[item[0]].name}__{item[1]}"
 
+        def lost(item: tuple[Path, int], why: str) -> AttemptRecord:  # infrastructure: an error, never a reward
+            task_dir, i = item
+            return AttemptRecord(
+                task_name=tasks[task_dir].name,
+                task_path=str(task_dir),
+                attempt=i,
+                trial_dir=str(trial_dir(item)),
+                reward=None,
+                error=f"ExecutorError: {why}",
+            )
+
         def attempt(item: tuple[Path, int]) -> AttemptRecord:
             task_dir, i = item
             tdir = trial_dir(item)
@@ -242,6 +253,7 @@ class SolveRun:
                     remote,
                     send=lambda it: ship(_item_key(it), it[0], trial_dir(it), str(it[1])),
                     land=_land,
+                    lost=lost,
                     on_done=on_done,
                 )
             else:

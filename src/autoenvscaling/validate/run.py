@@ -31,7 +31,7 @@ from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.sandbox.registry import shared_backend
 from autoenvscaling.tasks.model import task_content_hash
 from autoenvscaling.validate.model_probes import ModelProbes
-from autoenvscaling.validate.report import HACKABLE_PREFIX, ValidationReport, ValidationSummary
+from autoenvscaling.validate.report import HACKABLE_PREFIX, ValidationReport, ValidationSummary, Verdict
 from autoenvscaling.validate.validator import TaskValidator, ValidationConfig
 from autoenvscaling.verify.environment import EnvironmentBuilder
 
@@ -183,7 +183,12 @@ class ValidationRun:
             )
             trials = self.trials_dir
             reports = runner.run(
-                items, remote, send=lambda item: ship(f"{item[0]}", item[0], trials), land=_land, on_done=on_done
+                items,
+                remote,
+                send=lambda item: ship(f"{item[0]}", item[0], trials),
+                land=_land,
+                lost=_lost,
+                on_done=on_done,
             )
         else:
             validator = TaskValidator(
@@ -209,3 +214,15 @@ class ValidationRun:
 
 def _land(delivery: Delivery[ValidationReport]) -> ValidationReport:
     return delivery.land(ValidationReport)
+
+
+def _lost(item: tuple[Path, str], why: str) -> ValidationReport:
+    """A task whose validation the executor lost for good: an infrastructure error, like one the validator meets."""
+    task_dir, content_hash = item
+    return ValidationReport(
+        task_name=task_dir.name,
+        task_path=str(task_dir),
+        content_hash=content_hash,
+        verdict=Verdict.ERROR,
+        error=f"ExecutorError: {why}",
+    )
