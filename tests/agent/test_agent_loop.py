@@ -340,7 +340,7 @@ def test_stop_after_block_ends_each_reply_at_its_first_block(sandbox: Sandbox, t
     agent, model = make_agent([rambling, bash("cat a.txt"), "submit"], sandbox, tmp_path, stop_after_block=True)
     result = agent.run("task")
     assert (result.exit_reason, agent.commands_run) == ("submitted", 2)
-    assert all(s is not None and s.stop == ["\n```\n"] for s in model.samplings)
+    assert all(s is not None and s.stop and s.stop[0] == "\n```\n" for s in model.samplings)
     # The reply kept (and shown in the history) is the thought and the first block, closed again.
     assert model.calls[1][2].content == "Look first.\n```bash\necho one > a.txt\n```"
     seen = model.calls[1][-1].content
@@ -349,7 +349,17 @@ def test_stop_after_block_ends_each_reply_at_its_first_block(sandbox: Sandbox, t
     # A repeated command still gets the hotter sample, with the stop string.
     agent, model = make_agent([bash("ls"), bash("ls"), "submit"], sandbox, stop_after_block=True)
     agent.run("task")
-    assert model.samplings[2] is not None and (model.samplings[2].temperature, model.samplings[2].stop) == (
-        1.0,
-        ["\n```\n"],
+    assert model.samplings[2] is not None and model.samplings[2].temperature == 1.0
+    assert model.samplings[2].stop == model.samplings[0].stop
+
+
+def test_stop_after_block_also_stops_at_an_indented_block_of_a_numbered_plan(sandbox: Sandbox, tmp_path: Path) -> None:
+    plan = (
+        "Steps:\n1. Make a:\n   ```bash\n   echo one > a.txt\n   ```\n2. Make b:\n   ```bash\n   echo two > b.txt\n"
+        "   ```\nsubmit"
     )
+    agent, model = make_agent([plan, "submit", "submit"], sandbox, tmp_path, stop_after_block=True)
+    agent.run("task")
+    assert model.calls[1][2].content == "Steps:\n1. Make a:\n   ```bash\n   echo one > a.txt\n```"
+    assert sandbox.exec("cat a.txt").stdout.strip() == "one" and sandbox.exec("cat b.txt").exit_code != 0
+    assert "NOT run" not in model.calls[1][-1].content

@@ -22,8 +22,10 @@ REPEATED = (
 )
 _ABS_PATH = re.compile(r"(?<![\w./-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 _PREVIEW_LINES = 5
-_BLOCK_END = "\n```\n"  # a closing fence; an opening one carries its language tag (```bash)
-_FENCE_LINE = re.compile(r"^```", re.MULTILINE)
+# A closing fence (an opening one carries its language tag, ```bash), also indented as in a numbered list: small
+# models put their plan's blocks in one, and a stop at column 0 only let every block of it through.
+_BLOCK_ENDS = ["\n```\n", "\n  ```\n", "\n   ```\n", "\n    ```\n"]
+_FENCE_LINE = re.compile(r"^[ \t]*```", re.MULTILINE)
 
 
 def input_preview(sandbox: Sandbox, task_prompt: str, limit: int) -> str:
@@ -59,7 +61,7 @@ def skip_replayed_plan(action: Action, ran: set[str]) -> Action:
 
 def stop_at_block_end(sampling: Sampling | None) -> Sampling:
     """``sampling`` with generation stopping at a fenced block's closing fence."""
-    return (sampling or Sampling()).model_copy(update={"stop": [_BLOCK_END]})
+    return (sampling or Sampling()).model_copy(update={"stop": list(_BLOCK_ENDS)})
 
 
 def close_open_block(response: ModelResponse, sampling: Sampling | None) -> ModelResponse:
