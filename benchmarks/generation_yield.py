@@ -310,6 +310,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                     "review_before_submit": True,
                     "preview_inputs": 3,
                     "stop_after_block": True,
+                    "max_repeats": 3,
                 },
             )
             cpu0, t0 = _cpu(), time.perf_counter()

@@ -363,3 +363,13 @@ def test_stop_after_block_also_stops_at_an_indented_block_of_a_numbered_plan(san
     assert model.calls[1][2].content == "Steps:\n1. Make a:\n   ```bash\n   echo one > a.txt\n```"
     assert sandbox.exec("cat a.txt").stdout.strip() == "one" and sandbox.exec("cat b.txt").exit_code != 0
     assert "NOT run" not in model.calls[1][-1].content
+
+
+def test_max_repeats_ends_a_run_stuck_on_one_command(sandbox: Sandbox, tmp_path: Path) -> None:
+    replies = [bash("ls"), bash("ls"), bash("ls"), bash("ls"), bash("pwd"), "submit"]
+    agent, _ = make_agent(replies, sandbox, tmp_path, max_repeats=3)
+    result = agent.run("task")
+    assert (result.exit_reason, agent.commands_run, agent.repeats, result.turns) == ("repeats", 1, 3, 4)
+    # A different command in between starts the count again.
+    agent, _ = make_agent([bash("ls"), bash("ls"), bash("pwd"), bash("pwd"), "submit"], sandbox, max_repeats=2)
+    assert agent.run("task").exit_reason == "submitted"

@@ -39,6 +39,13 @@ class AgentConfig(BaseModel):
         description="before the first call, show the first lines of up to this many existing files the task names "
         "by absolute path (small models guess an input's format instead of looking); 0: off",
     )
+    max_repeats: int | None = Field(
+        default=None,
+        ge=1,
+        description="replies in a row that repeat the command just run (and are refused) before the run ends with "
+        "exit reason 'repeats'; a small model that loops rarely leaves the loop, and each refused reply is a full "
+        "model call; None: no limit",
+    )
     repeat_temperature: float | None = Field(
         default=1.0,
         ge=0,

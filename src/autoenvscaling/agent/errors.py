@@ -49,3 +49,7 @@ class TooManyFormatErrors(AgentExit):
 
 class TrajectoryError(AutoEnvError):
     """A trajectory file is missing, not JSON, or not valid ATIF."""
+
+
+class StuckRepeating(AgentExit):
+    """Too many replies in a row repeated the command that just ran (``AgentConfig.max_repeats``)."""

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from autoenvscaling import __version__
 from autoenvscaling.agent.actions import Action, get_action_format
 from autoenvscaling.agent.config import AgentConfig
-from autoenvscaling.agent.errors import FormatError, LimitsExceeded, Submitted, TooManyFormatErrors
+from autoenvscaling.agent.errors import FormatError, LimitsExceeded, StuckRepeating, Submitted, TooManyFormatErrors
 from autoenvscaling.agent.guards import (
     REPEATED,
     REVIEW,
@@ -39,7 +39,7 @@ from autoenvscaling.agent.trajectory import ToolCall as AtifToolCall
 from autoenvscaling.llm.base import Message, Model, ModelResponse, Sampling, Usage
 from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxError
 
-ExitReason = Literal["submitted", "max_turns", "max_tokens", "max_wall", "max_cost", "format_errors"]
+ExitReason = Literal["submitted", "max_turns", "max_tokens", "max_wall", "max_cost", "format_errors", "repeats"]
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 _SKIPPED_CALL = "Not executed: one command runs per reply; see the result of the first call."
 _SKIPPED_SUBMIT = "Submission refused: submit in a later reply, after the command's output shows the task is done."
@@ -93,6 +93,7 @@ class Agent:
         self._ran: set[str] = set()  # every command run so far
         self._sampling: Sampling | None = None  # set for the one call after a repeated command
         self.repeats = 0
+        self._repeats_in_a_row = 0
         self._reviewed = False
         self._started = time.monotonic()
         self._timeout = self.config.command_timeout_sec
@@ -142,6 +143,8 @@ class Agent:
                 return e.limit
             except TooManyFormatErrors:
                 return "format_errors"
+            except StuckRepeating:
+                return "repeats"
 
     def step(self) -> None:
         self.check_limits()
@@ -163,6 +166,7 @@ class Agent:
             self.on_repeat(response, action)
             return
         self._last_command = action.command
+        self._repeats_in_a_row = 0
         self._ran.add(action.command)
         try:
             result = self.execute(action)
@@ -265,11 +269,14 @@ class Agent:
     def on_repeat(self, response: ModelResponse, action: Action) -> None:
         """The same command twice in a row: not run (a loop, not a new step); the next reply is sampled hotter."""
         self.repeats += 1
+        self._repeats_in_a_row += 1
         self.add_feedback(REPEATED, action)
         results = [ObservationResult(source_call_id=self.call_id(action), content=REPEATED)]
         self.record(response, action, results, extra={"repeated_command": True})
         if self.config.repeat_temperature is not None:
             self._sampling = Sampling(temperature=self.config.repeat_temperature)
+        if self.config.max_repeats is not None and self._repeats_in_a_row >= self.config.max_repeats:
+            raise StuckRepeating(f"{self._repeats_in_a_row} replies in a row repeated the last command")
 
     def on_format_error(self, response: ModelResponse, error: FormatError) -> None:
         self.format_errors += 1

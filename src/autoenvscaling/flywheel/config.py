@@ -172,7 +172,11 @@ class FlywheelConfig(BaseModel):
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     solver: AgentConfig = Field(
         default_factory=lambda: AgentConfig(
-            max_turns=30, review_before_submit=True, preview_inputs=3, stop_after_block=True
+            max_turns=30,
+            review_before_submit=True,
+            preview_inputs=3,
+            stop_after_block=True,
+            max_repeats=3,
         )
     )
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)

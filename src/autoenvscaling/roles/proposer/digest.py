@@ -26,7 +26,7 @@ _ERRORISH = re.compile(
     re.IGNORECASE,
 )
 _HEADER = re.compile(r"^(Exit code: -?\d+|The command timed out after .*|Output:|\(no output\))$")
-_LIMIT_REASONS = ("max_turns", "max_tokens", "max_wall", "max_cost", "format_errors")
+_LIMIT_REASONS = ("max_turns", "max_tokens", "max_wall", "max_cost", "format_errors", "repeats")
 
 
 class FailedCommand(BaseModel):

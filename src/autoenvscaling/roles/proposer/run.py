@@ -88,7 +88,11 @@ class ProposeConfig(BaseModel):
     )
     solver: AgentConfig = Field(
         default_factory=lambda: AgentConfig(
-            max_turns=10, review_before_submit=True, preview_inputs=3, stop_after_block=True
+            max_turns=10,
+            review_before_submit=True,
+            preview_inputs=3,
+            stop_after_block=True,
+            max_repeats=3,
         ),
         description="the blind solver's agent settings",
     )
