@@ -166,6 +166,9 @@ class Flywheel:
                     done.append(metrics)
                     self.write_metrics()
             crash.set_stage("")
+            # Again at the end: a container whose creating process died during the run (a killed trainer child's
+            # rollout, whose create the engine finished after the sweep above) belongs to nobody now.
+            self.backend.cleanup()
         return done
 
     def _models(self, solver: ModelConfig) -> tuple[ModelConfig, ModelConfig]:
