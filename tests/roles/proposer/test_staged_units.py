@@ -10,7 +10,6 @@ import pytest
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.novelty import grading_text
 from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json, prose_of
-from autoenvscaling.roles.proposer.staged.episode import Decision
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.parents import copied_files, load_parent, parent_candidates, worked_example
 from autoenvscaling.roles.proposer.staged.record import (
@@ -26,7 +25,14 @@ from autoenvscaling.roles.proposer.staged.record import (
     sha256_text,
 )
 from autoenvscaling.roles.proposer.staged.render import is_recorded, write_draft
-from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Idea, idea_schema, safe_output_path
+from autoenvscaling.roles.proposer.staged.spec import (
+    Decision,
+    DraftFiles,
+    Expectation,
+    Idea,
+    idea_schema,
+    safe_output_path,
+)
 from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
     findings_from_digest,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, SkipValidation
 
@@ -49,6 +49,7 @@ from autoenvscaling.roles.proposer.staged.spec import (
     COMPARE_HELP,
     DECISION_SCHEMA,
     Compare,
+    Decision,
     DraftFiles,
     Idea,
     idea_schema,
@@ -74,11 +75,6 @@ SOLUTION_IN_INSTRUCTION = "solution-in-instruction"
 NO_SOLUTION = "no-working-solution"
 NOT_NEW = DUPLICATE_CHECK
 DEFAULT_OUTPUT = "/app/result.txt"
-
-
-class Decision(BaseModel):
-    decision: Literal["ok", "fix_solution", "fix_data", "fix_instruction"]
-    reason: str = ""
 
 
 class StagedLog(BaseModel):

@@ -19,7 +19,7 @@ A staged environment has a fixed shape the harness can run and grade without the
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -40,7 +40,7 @@ OPERATOR_HELP: dict[str, str] = {
     "into the other's",
 }
 COMBINE = "combine"  # offered only when the episode has a second parent (``StagedContext.second``)
-Decision = Literal["ok", "fix_solution", "fix_data", "fix_instruction"]
+DecisionKind = Literal["ok", "fix_solution", "fix_data", "fix_instruction"]
 OUTPUT_DIR = "/app"
 DATA_DIR = "/app/data"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -91,10 +91,17 @@ def idea_schema(n_findings: int, operators: list[str] | None = None) -> dict[str
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
+class Decision(BaseModel):
+    """The decide stage's reply: whether the observed output is right, and what to fix if not."""
+
+    decision: DecisionKind
+    reason: str = ""
+
+
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "decision": {"type": "string", "enum": ["ok", "fix_solution", "fix_data", "fix_instruction"]},
+        "decision": {"type": "string", "enum": list(get_args(DecisionKind))},
         "reason": {"type": "string"},
     },
     "required": ["decision", "reason"],
