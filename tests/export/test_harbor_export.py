@@ -103,13 +103,15 @@ def test_export_writes_harbors_dataset_toml(pool: Pool, tasks_dir: Path, tmp_pat
     assert text.startswith("[dataset]\n")  # Harbor's order: [dataset], then [[tasks]]
     raw = tomllib.loads(text)
     assert raw["dataset"] == {"name": "me/envs", "description": "three", "keywords": []}
-    assert set(raw) == {"dataset", "tasks"}
+    assert set(raw) == {"dataset", "tasks", "verifier"}  # [verifier] and each task's path: for rLLM's loader
+    assert raw["verifier"] == {"script": "tests/test.sh"}
     task_dirs = _harbor_run_p_accepts(out)
     assert sorted(p.name for p in task_dirs) == sorted(t.path for t in manifest.tasks) == ["csv", "git", "nginx"]
     refs = raw["tasks"]
     assert [r["name"] for r in refs] == [f"autoenv/{t.path}" for t in manifest.tasks]  # the tasks' [task] names
     for ref, t in zip(refs, manifest.tasks, strict=True):
-        assert set(ref) == {"name", "digest"} and NAME.match(ref["name"]) and DIGEST.match(ref["digest"])
+        assert set(ref) == {"name", "digest", "path"} and NAME.match(ref["name"]) and DIGEST.match(ref["digest"])
+        assert ref["path"] == t.path
         assert ref["digest"] == task_digest(out / t.path)
     assert read_manifest(out / "dataset.toml").dataset.name == "me/envs"
     assert [p.name for p in dataset_task_dirs(out)] == [t.path for t in manifest.tasks]  # autoenv eval reads it

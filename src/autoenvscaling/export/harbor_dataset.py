@@ -8,11 +8,21 @@
 ``harbor run -p dataset/`` runs every task dir in it; ``harbor sync``/``harbor publish`` read ``dataset.toml``.
 Task names are the task's ``[task] name`` when it is ``org/name`` (and not already taken), else
 ``<org>/<dir name>``; digests are Harbor's content digests (``tasks.dataset.task_digest``).
+
+``dataset.toml`` also carries two keys for rLLM's local-benchmark loader (``rllm eval|train DIR``), which reads the
+same file: each ``[[tasks]]`` entry's ``path`` (its dir; rLLM requires it of every entry) and a dataset-level
+``[verifier] script = "tests/test.sh"`` (``rllm train`` refuses a dataset with no dataset-level verifier; each task
+still runs its own ``tests/test.sh``). Harbor's manifest model ignores keys it does not know, so Harbor reads the
+file as before; ``harbor sync``/``harbor publish`` rewrite it without them.
 """
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
+from typing import Any
+
+import tomli_w
 
 from autoenvscaling.execution.rundir import write_atomic
 from autoenvscaling.export.pool_dataset import export_dataset
@@ -30,6 +40,7 @@ from autoenvscaling.tasks.dataset import (
 from autoenvscaling.tasks.names import slug
 
 DEFAULT_ORG = "autoenv"
+RLLM_VERIFIER = {"script": "tests/test.sh"}
 
 
 def harbor_manifest(
@@ -50,10 +61,19 @@ def harbor_manifest(
     return HarborDatasetManifest(dataset=DatasetInfo(name=name, description=description), tasks=refs)
 
 
+def manifest_toml(manifest: HarborDatasetManifest, task_dirs: list[str]) -> str:
+    """Harbor's manifest text with rLLM's keys added: ``path`` on each ``[[tasks]]`` entry, ``[verifier]`` last."""
+    data: dict[str, Any] = tomllib.loads(manifest.to_toml())
+    for ref, rel in zip(data["tasks"], task_dirs, strict=True):
+        ref["path"] = rel
+    data["verifier"] = dict(RLLM_VERIFIER)
+    return tomli_w.dumps(data)
+
+
 def write_harbor_manifest(dataset_dir: Path, task_dirs: list[str], *, name: str, description: str = "") -> Path:
     manifest = harbor_manifest(dataset_dir, task_dirs, name=name, description=description)
     path = dataset_dir / MANIFEST_FILENAME
-    write_atomic(path, manifest.to_toml())
+    write_atomic(path, manifest_toml(manifest, task_dirs))
     return path
 
 
