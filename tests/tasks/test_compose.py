@@ -97,10 +97,33 @@ REFUSED: list[tuple[str, str, str, str | None]] = [
     # (case id, a service body or a whole file, the key named, Harbor's rule)
     ("privileged", "db: {image: i, privileged: true}", "services.db.privileged", "compose-privileged"),
     ("cap_add", "db: {image: i, cap_add: [NET_ADMIN]}", "services.db.cap_add", "compose-additional-capabilities"),
-    ("host volume", "db: {image: i, volumes: ['/var/run/docker.sock:/s']}", "services.db.volumes",
+    ("host volume", "db: {image: i, volumes: ['/var/run/docker.sock:/s']}", "services.db.volumes[0]",
      "compose-external-bind-mount"),
-    ("rw volume", "db: {image: i, volumes: ['./data:/data']}", "services.db.volumes", "compose-writable-bind-mount"),
-    ("named volume", "db: {image: i, volumes: ['data:/data']}", "services.db.volumes", None),
+    ("rw volume", "db: {image: i, volumes: ['./data:/data']}", "services.db.volumes[0]",
+     "compose-writable-bind-mount"),
+    ("ro bind in the task", "db: {image: i, volumes: ['./data:/data:ro']}", "services.db.volumes[0]", None),
+    ("long bind", "db: {image: i, volumes: [{type: bind, source: /etc, target: /e, read_only: true}]}",
+     "services.db.volumes[0].type", "compose-external-bind-mount"),
+    ("home bind", "db: {image: i, volumes: ['~/.ssh:/k']}", "services.db.volumes[0]", "compose-external-bind-mount"),
+    ("undeclared volume", "db: {image: i, volumes: ['data:/data']}", "services.db.volumes[0]", None),
+    ("relative target", "db: {image: i, volumes: [data]}", "services.db.volumes[0]", None),
+    ("target escapes", "db: {image: i, volumes: ['/a/../..']}", "services.db.volumes[0]", None),
+    ("mount type", "db: {image: i, volumes: [{type: npipe, target: /p}]}", "services.db.volumes[0].type", None),
+    ("main on the reward dir", "main: {volumes: ['/logs/verifier']}", "services.main.volumes[0]", None),
+    ("main on the tests", "main: {volumes: [{type: volume, target: /tests}]}", "services.main.volumes[0].target",
+     None),
+    ("mounted twice", "db: {image: i, volumes: ['/a'], tmpfs: /a}", "services.db.volumes", None),
+    ("tmpfs option", "db: {image: i, tmpfs: '/t:noexec'}", "services.db.tmpfs", None),
+    ("tmpfs percent", "db: {image: i, tmpfs: ['/t:size=50%']}", "services.db.tmpfs[0]", None),
+    ("tmpfs mode", "db: {image: i, tmpfs: ['/t:mode=999']}", "services.db.tmpfs[0]", None),
+    ("tmpfs root", "db: {image: i, tmpfs: ['/']}", "services.db.tmpfs[0]", None),
+    ("long tmpfs option", "db: {image: i, volumes: [{type: tmpfs, target: /t, tmpfs: {uid: 1}}]}",
+     "services.db.volumes[0].tmpfs.uid", None),
+    ("env_file escapes", "db: {image: i, env_file: ../secrets.env}", "services.db.env_file", None),
+    ("env_file absolute", "db: {image: i, env_file: [/etc/passwd]}", "services.db.env_file[0]", None),
+    ("env_file missing", "db: {image: i, env_file: nope.env}", "services.db.env_file", None),
+    ("env_file format", "db: {image: i, env_file: [{path: db/Dockerfile, format: raw}]}",
+     "services.db.env_file[0].format", None),
     ("host network", "db: {image: i, network_mode: host}", "services.db.network_mode", None),
     ("ports", "db: {image: i, ports: ['5432:5432']}", "services.db.ports", None),
     ("devices", "db: {image: i, devices: ['/dev/kvm']}", "services.db.devices", None),
@@ -118,7 +141,9 @@ REFUSED: list[tuple[str, str, str, str | None]] = [
     ("remote context", "db: {build: 'https://github.com/x/y.git'}", "services.db.build.context", None),
     ("dockerfile escapes", "db: {build: {context: db, dockerfile: ../Dockerfile}}", "services.db.build.dockerfile",
      None),
-    ("build args", "db: {build: {context: db, args: {A: 1}}}", "services.db.build.args", None),
+    ("build arg from host", "db: {build: {context: db, args: [TOKEN]}}", "services.db.build.args.TOKEN", None),
+    ("build arg variable", "db: {build: {context: db, args: {A: '${HOME}'}}}", "services.db.build.args.A", None),
+    ("build target", "db: {build: {context: db, target: dev}}", "services.db.build.target", None),
     ("host variable", "db: {image: '${IMAGE}'}", "services.db.image", None),
     ("bare variable", "db: {image: i, command: echo $HOME}", "services.db.command", None),
     ("env from host (map)", "db: {image: i, environment: {TOKEN: null}}", "services.db.environment.TOKEN", None),
@@ -154,15 +179,162 @@ def test_refused_keys_are_named(tmp_path: Path, body: str, key: str, harbor: str
         ("services: [main]\n", "services"),
         ("just text\n", "services"),
         ("services: {main: {}\n", "(file)"),
-        ("services: {}\nvolumes: {data: {}}\n", "volumes"),
+        ("services: {}\nvolumes: {data: {external: true}}\n", "volumes.data.external"),
+        ("services: {}\nvolumes: {data: {driver: nfs}}\n", "volumes.data.driver"),
+        (
+            "services: {}\nvolumes: {data: {driver_opts: {type: none, o: bind, device: /etc}}}\n",
+            "volumes.data.driver_opts",
+        ),
+        ("services: {}\nvolumes: {data: {name: fixed}}\n", "volumes.data.name"),
+        ("services: {}\nvolumes: [data]\n", "volumes"),
+        ("services:\n  a:\n    image: i\n    volumes: [" + ", ".join(f"/v{i}" for i in range(17)) + "]\n", "volumes"),
         ("services: {}\nnetworks: {}\n", "networks"),
         ("services:\n" + "".join(f"  s{i}: {{image: i}}\n" for i in range(MAX_SERVICES + 1)), "services"),
         ("services: {}\n" + "#" * 300_000, "(file)"),
     ],
-    ids=["not a mapping", "not yaml mapping", "bad yaml", "top volumes", "top networks", "too many", "too big"],
+    ids=[
+        "not a mapping",
+        "not yaml mapping",
+        "bad yaml",
+        "external volume",
+        "volume driver",
+        "driver options",
+        "volume name",
+        "volumes not a mapping",
+        "too many volumes",
+        "top networks",
+        "too many",
+        "too big",
+    ],
 )
 def test_file_level_problems(text: str, key: str) -> None:
     assert key in [k for k, _ in _problems(text)]
+
+
+def test_volumes_tmpfs_and_build_args_as_compose_reads_them(tmp_path: Path) -> None:
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "Dockerfile").write_text("FROM x\n")
+    compose, problems = parse_compose(
+        """
+volumes:
+  data: {}
+  cache: {driver: local, external: false, labels: {team: a}}
+  unused:
+services:
+  main:
+    volumes: [data:/data:ro]
+    tmpfs: /scratch
+  db:
+    build: {context: db, args: [VERSION=1.2, EMPTY=]}
+    volumes:
+      - data:/var/lib/data:rw,nocopy
+      - /anon
+      - {type: volume, source: cache, target: /cache, read_only: true, volume: {nocopy: true}}
+      - {type: volume, target: /anon2}
+      - {type: tmpfs, target: /run/a, tmpfs: {size: 1000, mode: 0700}}
+    tmpfs: [/tmp, '/run/b:size=64m,mode=1777']
+""",
+        tmp_path,
+    )
+    assert problems == [] and compose is not None
+    assert compose.volumes == ["_db_1", "_db_3", "cache", "data"]  # mounted ones only; one per anonymous mount
+    assert [(m.source, m.target, m.read_only) for m in compose.main.volumes] == [("data", "/data", True)]
+    assert [(t.target, t.size_bytes) for t in compose.main.tmpfs] == [("/scratch", None)]
+    (db,) = compose.services
+    assert db.build_args == {"VERSION": "1.2", "EMPTY": ""}
+    assert [(m.source, m.target, m.read_only, m.no_copy) for m in db.volumes] == [
+        ("data", "/var/lib/data", False, True),
+        ("_db_1", "/anon", False, False),
+        ("cache", "/cache", True, True),
+        ("_db_3", "/anon2", False, False),
+    ]
+    assert [(t.target, t.size_bytes, t.mode) for t in db.tmpfs] == [
+        ("/run/a", 1000, 0o700),
+        ("/tmp", None, None),
+        ("/run/b", 64 << 20, 0o1777),
+    ]
+
+
+ENV_FILE = """\
+# comments and blank lines are skipped
+
+export A=plain value   # an inline comment
+B = "double \\"quoted\\" \\n line"
+C='single $HOME and #hash'
+D=costs $$5
+E=with#hash
+F: yaml style
+G="two
+lines"
+H=
+"""
+
+
+def test_env_file_values_as_compose_reads_them(tmp_path: Path) -> None:
+    env = tmp_path / "environment"
+    (env / "conf").mkdir(parents=True)
+    (env / "conf" / "a.env").write_text(ENV_FILE)
+    (env / "b.env").write_text("A=from b\nZ=z\n")
+    text = """
+services:
+  db:
+    image: i
+    env_file: [conf/a.env, {path: b.env}, {path: missing.env, required: false}]
+    environment: {Z: from environment}
+"""
+    compose, problems = parse_compose(text, env)
+    assert problems == [] and compose is not None
+    assert compose.services[0].environment == {
+        "A": "from b",  # a later file wins
+        "B": 'double "quoted" \n line',
+        "C": "single $HOME and #hash",  # single quotes: literal
+        "D": "costs $5",
+        "E": "with#hash",  # a comment needs a space before #
+        "F": "yaml style",
+        "G": "two\nlines",
+        "H": "",
+        "Z": "from environment",  # environment over env_file
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ("TOKEN\n", "taken from the host"),
+        ("A=${HOME}\n", "host variables never reach a task"),
+        ('A="$HOME"\n', "host variables never reach a task"),
+        ("A='open\n", "unterminated"),
+        ("not a line\n", "expected KEY=VALUE"),
+        ("A='x' y\n", "after the quoted value"),
+    ],
+    ids=["bare key", "variable", "quoted variable", "unterminated", "no separator", "trailing text"],
+)
+def test_env_file_lines_refused(tmp_path: Path, content: str, why: str) -> None:
+    (tmp_path / "x.env").write_text("OK=1\n" + content)
+    compose, problems = parse_compose("services:\n  db: {image: i, env_file: x.env}\n", tmp_path)
+    assert compose is None and [p.key for p in problems] == ["services.db.env_file line 2"]
+    assert why in problems[0].why
+
+
+def test_env_file_stays_inside_the_environment_dir(tmp_path: Path) -> None:
+    (tmp_path / "secret.env").write_text("TOKEN=host secret\n")
+    env = tmp_path / "environment"
+    env.mkdir()
+    (env / "link.env").symlink_to(tmp_path / "secret.env")
+    (env / "big.env").write_text("A=" + "x" * 70_000 + "\n")
+    (env / "dir.env").mkdir()
+    text = "services:\n  db: {image: i, env_file: [link.env, big.env, dir.env, ../secret.env, /etc/hostname]}\n"
+    compose, problems = parse_compose(text, env)
+    assert compose is None
+    expected = [
+        ("services.db.env_file[0]", "'link.env' resolves outside the task's environment dir"),
+        ("services.db.env_file[1]", "'big.env' is larger than 64 KiB"),
+        ("services.db.env_file[2]", "'dir.env' is not a file"),
+        ("services.db.env_file[3]", "'../secret.env' leaves the task's environment dir"),
+        ("services.db.env_file[4]", "'/etc/hostname' leaves the task's environment dir"),
+    ]
+    assert [(p.key, p.why[: len(why)]) for p, (_, why) in zip(problems, expected, strict=True)] == expected
+    assert all("host secret" not in p.why for p in problems)
 
 
 def test_build_context_is_checked_on_disk(tmp_path: Path) -> None:

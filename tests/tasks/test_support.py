@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from autoenvscaling.tasks import load_task
@@ -108,6 +110,64 @@ def test_compose_key_is_refused_by_name_even_with_a_dockerfile(make_task: MakeTa
         check_supported(task)
     (finding,) = [f for f in lint_task(task.paths.root) if f.rule == "unsupported-feature"]
     assert finding.harbor == "compose-privileged"  # Harbor 0.26's rule for the same key
+
+
+RUNNABLE_COMPOSE = """\
+volumes:
+  data: {}
+services:
+  main:
+    volumes: [data:/data]
+    tmpfs: /scratch:size=16m
+    env_file: main.env
+  db:
+    build: {context: db, args: {VERSION: "1"}}
+    volumes: [data:/var/lib/db]
+    tmpfs: [/run]
+"""
+
+
+@pytest.mark.parametrize(
+    ("compose", "message", "harbor"),
+    [
+        (RUNNABLE_COMPOSE, None, None),
+        (
+            RUNNABLE_COMPOSE.replace("data:/var/lib/db", "/var/run/docker.sock:/var/lib/db"),
+            "services.db.volumes[0]: '/var/run/docker.sock' is a host path: sandboxes get no bind mounts",
+            "compose-external-bind-mount",
+        ),
+        (
+            RUNNABLE_COMPOSE.replace("data: {}", "data: {external: true}"),
+            "volumes.data.external: an external volume lives outside the trial",
+            None,
+        ),
+        (
+            RUNNABLE_COMPOSE.replace("env_file: main.env", "env_file: ../tests/test.sh"),
+            "services.main.env_file: '../tests/test.sh' leaves the task's environment dir",
+            None,
+        ),
+    ],
+    ids=["runs", "bind mount", "external volume", "env_file escapes"],
+)
+def test_volumes_tmpfs_env_files_run_and_host_paths_are_refused(
+    make_task: MakeTask, compose: str, message: str | None, harbor: str | None
+) -> None:
+    files = {
+        "environment/docker-compose.yaml": compose,
+        "environment/main.env": "GREETING=hi\n",
+        "environment/db/Dockerfile": "FROM autoenv/base:bookworm\nARG VERSION\n",
+    }
+    task = load_task(make_task(files=files))
+    findings = [f for f in lint_task(task.paths.root) if f.rule == "unsupported-feature"]
+    if message is None:
+        check_supported(task)
+        assert findings == []
+        return
+    (finding,) = findings
+    assert finding.severity == "warning" and finding.harbor == harbor
+    assert finding.message.startswith(f"docker-compose: {message}"), finding.message
+    with pytest.raises(UnsupportedTaskError, match=re.escape(f"environment/docker-compose.yaml: {message}")):
+        check_supported(task)
 
 
 def test_agent_facing_features_only_for_agents(make_task: MakeTask) -> None:

@@ -1,10 +1,12 @@
-"""The multi-container example (examples/harbor-kinds/compose-service) through validate, solve and a trial that
-outlives its limit, on Docker: the verdicts Harbor would give, and no container or network left behind."""
+"""The multi-container examples (examples/harbor-kinds/compose-service, compose-volumes) through validate, solve and
+a trial that outlives its limit, on Docker: the verdicts Harbor would give, and no container, network or volume left
+behind."""
 
 from __future__ import annotations
 
 import shutil
 import time
+import uuid
 from pathlib import Path
 
 import docker
@@ -25,6 +27,7 @@ from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
 pytestmark = pytest.mark.docker
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "harbor-kinds" / "compose-service"
+VOLUMES = EXAMPLE.parent / "compose-volumes"
 IMAGE = "autoenv/terminal:latest"
 
 
@@ -36,20 +39,37 @@ def backend() -> DockerBackend:
     return backend
 
 
-def _left(run_id: str) -> tuple[list[str], list[str]]:
+def _unique(tmp_path: Path, name: str) -> Path:
+    """A run dir whose name (the run id, in every label) no concurrent run of the same tests shares."""
+    return tmp_path / f"{name}-{uuid.uuid4().hex[:8]}"
+
+
+def _left(run_id: str) -> tuple[list[str], list[str], list[str]]:
     client = docker.from_env()
     label = {"label": f"{LABEL_RUN}={run_id}"}
     containers = [c.name or "" for c in client.containers.list(all=True, filters=label)]
-    return containers, [n.name or "" for n in client.networks.list(filters=label)]
+    volumes = [v.name or "" for v in client.volumes.list(filters=label)]
+    return containers, [n.name or "" for n in client.networks.list(filters=label)], volumes
 
 
 def test_validate_oracle_passes_nop_fails_and_nothing_stays(backend: DockerBackend, tmp_path: Path) -> None:
-    run = ValidationRun(tmp_path / "run", backend, ValidationConfig(repeats=2))
+    run = ValidationRun(_unique(tmp_path, "service"), backend, ValidationConfig(repeats=2))
     (rep,), _ = run.run([EXAMPLE])
     assert rep.verdict == Verdict.VALID, (rep.failed_checks, rep.error, rep.checks)
     rewards = {t.trial_name: t.reward for t in rep.trials}
     assert rewards == {"compose-service__oracle-1": 1.0, "compose-service__oracle-2": 1.0, "compose-service__nop": 0.0}
-    assert _left(run.run_id) == ([], [])
+    assert _left(run.run_id) == ([], [], [])
+
+
+def test_a_shared_volume_tmpfs_env_file_and_build_args_validate(backend: DockerBackend, tmp_path: Path) -> None:
+    """The writer's build arg, env_file and environment reach the manifest it leaves in the trial's volume; main
+    reads it (and its tmpfs) in the agent's environment and again in the separate verifier's fresh one."""
+    run = ValidationRun(_unique(tmp_path, "volumes"), backend, ValidationConfig(repeats=2))
+    (rep,), _ = run.run([VOLUMES])
+    assert rep.verdict == Verdict.VALID, (rep.failed_checks, rep.error, rep.checks)
+    rewards = {t.trial_name: t.reward for t in rep.trials}
+    assert rewards == {"compose-volumes__oracle-1": 1.0, "compose-volumes__oracle-2": 1.0, "compose-volumes__nop": 0.0}
+    assert _left(run.run_id) == ([], [], [])
 
 
 def test_solve_runs_it(backend: DockerBackend, tmp_path: Path) -> None:
@@ -57,7 +77,7 @@ def test_solve_runs_it(backend: DockerBackend, tmp_path: Path) -> None:
         run_dir = tmp_path / agent.info.name
         records, _ = SolveRun(run_dir, backend, agent, attempts=1).run([EXAMPLE])
         assert [r.reward for r in records] == [reward], [r.error for r in records]
-        assert _left(run_dir.name) == ([], [])
+        assert _left(run_dir.name) == ([], [], [])
 
 
 class _Hangs:
@@ -84,4 +104,4 @@ def test_a_trial_past_its_limit_removes_every_container_and_the_network(backend:
     result = runner.run(load_task(root), _Hangs(), tmp_path / "trial")
     assert result.exception_info is not None and result.exception_info.exception_type == "TrialWatchdogError"
     assert result.reward is None
-    assert _left(run_id) == ([], [])
+    assert _left(run_id) == ([], [], [])

@@ -1,5 +1,6 @@
-"""A multi-container task's sandbox spec: service images built from environment/ (aliases applied) or found locally,
-main's depends_on and environment, and the trial's error where a backend cannot run services (no Docker)."""
+"""A multi-container task's sandbox spec: service images built from environment/ (aliases applied, build args passed)
+or found locally, main's depends_on and environment, volumes, tmpfs and env files, and the trial's error where a
+backend cannot run services or mounts (no Docker)."""
 
 from __future__ import annotations
 
@@ -96,3 +97,46 @@ def test_the_fake_backend_refuses_services_as_a_trial_error(task_dir: Path, tmp_
     assert "fake sandbox runs no multi-container tasks" in result.exception_info.exception_message
     assert json.loads((tmp_path / "trial" / "result.json").read_text())["exception_info"] is not None
     assert backend.sandboxes == []
+
+
+VOLUMES_EXAMPLE = EXAMPLE.parent / "compose-volumes"
+
+
+def test_spec_carries_volumes_tmpfs_env_files_and_build_args(tmp_path: Path) -> None:
+    root = tmp_path / "compose-volumes"
+    shutil.copytree(VOLUMES_EXAMPLE, root)
+    backend = _Recording()
+    builder = EnvironmentBuilder(backend)
+    task = load_task(root)
+    spec = builder.spec_for(task, builder.image_for(task), name_hint="t")
+    _, writer_build = backend.builds
+    assert writer_build.args == {"RELEASE": "2024.3"}  # the build arg reaches the build
+    assert spec.volumes == ["shared"] and spec.depends_on == {"writer": "service_completed_successfully"}
+    assert [(m.volume, m.target, m.read_only) for m in spec.volume_mounts] == [("shared", "/shared", True)]
+    assert [(t.target, t.size_bytes) for t in spec.tmpfs] == [("/scratch", 8 << 20)]
+    (writer,) = spec.services
+    assert writer.env == {"REGION": "eu-west", "OWNER": "ops team"}  # env_file, environment over it
+    assert [(m.volume, m.target, m.read_only) for m in writer.volumes] == [("shared", "/out", False)]
+    assert [(t.target, t.size_bytes) for t in writer.tmpfs] == [("/work", 4 << 20)]
+
+    # Other args, another image; the same args, the same image.
+    compose = root / "environment" / "docker-compose.yaml"
+    compose.write_text(compose.read_text().replace('RELEASE: "2024.3"', 'RELEASE: "2025.1"'))
+    builder.image_for(load_task(root))
+    builder.image_for(load_task(root))
+    writer_builds = [b for b in backend.builds if "-writer:" in b.tag]
+    assert [b.args for b in writer_builds] == [{"RELEASE": "2024.3"}, {"RELEASE": "2025.1"}]
+    assert writer_builds[0].tag != writer_builds[1].tag
+
+
+def test_the_fake_backend_refuses_volumes_and_tmpfs(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    shutil.copytree(VOLUMES_EXAMPLE, root)
+    (root / "environment" / "docker-compose.yaml").write_text("services:\n  main: {tmpfs: /scratch}\n")
+    backend = FakeBackend()
+    builder = EnvironmentBuilder(backend)
+    task = load_task(root)
+    spec = builder.spec_for(task, builder.image_for(task), name_hint="t")
+    assert spec.services == [] and [t.target for t in spec.tmpfs] == ["/scratch"]
+    with pytest.raises(SandboxError, match="fake sandbox runs no compose volumes or tmpfs mounts"):
+        backend.create(spec)

@@ -27,7 +27,8 @@ def gc(
         float | None, typer.Option("--max-size-gb", min=0, help="With --images: then the oldest until they fit.")
     ] = None,
 ) -> None:
-    """Remove labelled sandbox containers whose creator is gone, and dangling labelled images.
+    """Remove labelled sandbox containers (and their networks and volumes) whose creator is gone, and dangling labelled
+    images.
 
     Images a container still uses (a live run's) are never removed."""
     from autoenvscaling.sandbox.engine import connect
@@ -54,4 +55,8 @@ def gc(
             f"kept {len(report.skipped_live)} container(s) whose creator still runs (--all removes them)",
             highlight=False,
         )
-    console.print(f"{len(report.containers)} container(s), {len(report.images)} image(s) removed", highlight=False)
+    console.print(
+        f"{len(report.containers)} container(s), {len(report.networks)} network(s), {len(report.volumes)} volume(s), "
+        f"{len(report.images)} image(s) removed",
+        highlight=False,
+    )

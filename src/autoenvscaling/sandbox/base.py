@@ -98,6 +98,23 @@ class Mount(BaseModel):
     read_only: bool = False
 
 
+class VolumeMount(BaseModel):
+    """A volume of the sandbox's own (a name of ``SandboxSpec.volumes``) mounted at ``target``."""
+
+    volume: str
+    target: str
+    read_only: bool = False
+    no_copy: bool = False  # do not copy the image's files at ``target`` into the empty volume
+
+
+class TmpfsMount(BaseModel):
+    """A tmpfs at ``target``; its size is capped at the container's memory limit (sandbox/volumes.py)."""
+
+    target: str
+    size_bytes: int | None = None  # None: the cap
+    mode: int | None = None  # None: the engine's (1777)
+
+
 class ServiceHealthcheck(BaseModel):
     test: list[str]  # the engine's form: ["CMD", ...], ["CMD-SHELL", "cmd"], ["NONE"]
     interval_sec: float = 30.0
@@ -120,6 +137,8 @@ class ServiceSpec(BaseModel):
     user: str | None = None
     healthcheck: ServiceHealthcheck | None = None  # None: the image's HEALTHCHECK, if any
     depends_on: dict[str, str] = Field(default_factory=dict)
+    volumes: list[VolumeMount] = Field(default_factory=list)
+    tmpfs: list[TmpfsMount] = Field(default_factory=list)
 
 
 class SandboxSpec(BaseModel):
@@ -146,6 +165,11 @@ class SandboxSpec(BaseModel):
     services: list[ServiceSpec] = Field(default_factory=list)
     depends_on: dict[str, str] = Field(default_factory=dict)
     services_timeout_sec: float = 300.0  # for each wait on a service (healthy, completed)
+    # Volumes the sandbox creates for itself (labelled, counted against ``storage_mb``, removed at stop), shared by
+    # the containers that mount them; ``volume_mounts`` and ``tmpfs`` are the sandbox's own container's.
+    volumes: list[str] = Field(default_factory=list)
+    volume_mounts: list[VolumeMount] = Field(default_factory=list)
+    tmpfs: list[TmpfsMount] = Field(default_factory=list)
 
 
 class BuildSpec(BaseModel):
@@ -157,6 +181,7 @@ class BuildSpec(BaseModel):
     timeout_sec: float = 600.0
     labels: dict[str, str] = Field(default_factory=dict)
     no_cache: bool = False
+    args: dict[str, str] = Field(default_factory=dict)  # build args (the Dockerfile's ARG values)
 
 
 @runtime_checkable

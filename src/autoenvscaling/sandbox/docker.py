@@ -59,6 +59,7 @@ class _BuildRun:
                 forcerm=True,
                 nocache=self.spec.no_cache,
                 pull=False,
+                buildargs=dict(self.spec.args) or None,
                 decode=True,
             )
             # The HTTP response lives in the generator's frame; holding it lets a timeout close the
@@ -143,7 +144,7 @@ class DockerBackend:
     def create(self, spec: SandboxSpec) -> DockerSandbox:
         # Without quotas, the sandbox watches its writable layer instead (sandbox/storage.py).
         quota = bool(spec.storage_mb) and self.storage_quota
-        if spec.services:  # a multi-container task: its services next to it, on a network of its own
+        if spec.services or spec.volumes:  # a compose task: its services and volumes next to it, a network of its own
             return ComposeSandbox(self.client, spec, quota=quota)
         return DockerSandbox(self.client, spec, quota=quota)
 

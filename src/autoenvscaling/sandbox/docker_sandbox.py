@@ -31,6 +31,7 @@ from autoenvscaling.sandbox.engine import engine_errors, exec_status, writable_l
 from autoenvscaling.sandbox.janitor import owner_labels
 from autoenvscaling.sandbox.shell import BashShell
 from autoenvscaling.sandbox.storage import MB, StorageWatch
+from autoenvscaling.sandbox.volumes import tmpfs_options
 
 DOCKER_SOCKETS = (Path("/var/run/docker.sock"), Path("/run/docker.sock"))
 _STOP_WAIT_SEC = 10.0
@@ -196,6 +197,8 @@ class DockerSandbox:
             kwargs["nano_cpus"] = int(spec.cpus * 1e9)
         if spec.memory_mb:
             kwargs["mem_limit"] = f"{spec.memory_mb}m"
+        if spec.tmpfs:
+            kwargs["tmpfs"] = tmpfs_options(spec.tmpfs, spec.memory_mb)
         return kwargs
 
     def stop(self) -> None:

@@ -80,6 +80,8 @@ class FakeBackend:
         if spec.services:  # a network of containers is beyond an in-memory shell; the docker backend runs them
             names = ", ".join(s.name for s in spec.services)
             raise SandboxError(f"the fake sandbox runs no multi-container tasks (services: {names}); use docker")
+        if spec.volumes or spec.volume_mounts or spec.tmpfs:  # mounts it could not honour: refused, not skipped
+            raise SandboxError("the fake sandbox runs no compose volumes or tmpfs mounts; use docker")
         sb = FakeSandbox(spec, self)
         self.sandboxes.append(sb)
         return sb

@@ -1,4 +1,5 @@
-"""Remove what crashed runs left behind: labelled containers whose creating process is gone, dangling images.
+"""Remove what crashed runs left behind: labelled containers (then their networks and volumes) whose creating process
+is gone, dangling images.
 
 Every sandbox container carries its creator's pid, that process's start time (pids get reused) and the host
 name. A container counts as orphaned when that process no longer runs on this host. Containers made on
@@ -71,16 +72,18 @@ def owner_alive(labels: dict[str, str]) -> bool:
 class GcReport(BaseModel):
     containers: list[str] = Field(default_factory=list)  # names of removed containers
     networks: list[str] = Field(default_factory=list)  # names of removed networks (multi-container sandboxes)
+    volumes: list[str] = Field(default_factory=list)  # names of removed volumes (compose sandboxes)
     images: list[str] = Field(default_factory=list)  # ids of removed dangling images
     skipped_live: list[str] = Field(default_factory=list)  # containers whose creator still runs
 
     @property
     def removed(self) -> int:
-        return len(self.containers) + len(self.networks) + len(self.images)
+        return len(self.containers) + len(self.networks) + len(self.volumes) + len(self.images)
 
 
 def collect(client: docker.DockerClient, run_id: str | None = None, *, include_live: bool = False) -> GcReport:
-    """Remove orphaned sandbox containers and networks (of ``run_id`` only, if given) and dangling labelled images."""
+    """Remove orphaned sandbox containers, networks and volumes (of ``run_id`` only, if given) and dangling labelled
+    images."""
     import docker.errors
 
     report = GcReport()
@@ -99,6 +102,7 @@ def collect(client: docker.DockerClient, run_id: str | None = None, *, include_l
                 continue
             report.containers.append(c.name or c.id or "")
         _collect_networks(client, filters, include_live, report)
+        _collect_volumes(client, filters, include_live, report)
         pruned = client.images.prune(filters={"dangling": True, "label": LABEL})
     except docker.errors.APIError as e:
         raise SandboxError(f"cleanup failed: {e.explanation or e}") from None
@@ -121,6 +125,23 @@ def _collect_networks(client: docker.DockerClient, filters: list[str], include_l
         except docker.errors.APIError:
             continue  # a container still uses it (one gc skipped as live): removed with it next time
         report.networks.append(network.name or network.id or "")
+
+
+def _collect_volumes(client: docker.DockerClient, filters: list[str], include_live: bool, report: GcReport) -> None:
+    """The volumes of compose sandboxes (sandbox/compose_sandbox.py), once their containers are gone."""
+    import docker.errors
+
+    for volume in client.volumes.list(filters={"label": filters}):
+        labels = volume.attrs.get("Labels") or {}
+        if not include_live and owner_alive(labels):
+            continue
+        try:
+            volume.remove()
+        except docker.errors.NotFound:
+            continue
+        except docker.errors.APIError:
+            continue  # a container still uses it (one gc skipped as live): removed with it next time
+        report.volumes.append(volume.name or volume.id or "")
 
 
 def cleanup(run_id: str | None = None, *, include_live: bool = False, client: docker.DockerClient | None = None) -> int:

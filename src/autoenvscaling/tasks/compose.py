@@ -4,7 +4,8 @@ Harbor runs a task as a compose project of three files merged in order: its base
 build file (service ``main`` built from ``environment/`` or the prebuilt ``docker_image``, kept up by
 ``sleep infinity``), then the task's own file, which adds services and may override ``main``'s keys. Here
 ``main`` is the task's sandbox as always (image, limits, network policy from task.toml); the task's file may give
-``main`` extra ``environment`` and ``depends_on``, and declares the other services.
+``main`` extra ``environment`` (and ``env_file``), ``depends_on``, volumes and tmpfs mounts, and declares the other
+services and the named volumes each trial creates for itself.
 
 Only a small set of keys is understood. Any other key, and every value we could not honour exactly (a host path,
 a host variable, a privilege), is a :class:`ComposeProblem` naming the key: the task is refused rather than run
@@ -23,7 +24,17 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
-from autoenvscaling.tasks.compose_keys import REFUSED_KEYS, SERVICE_KEYS, TOP_LEVEL_IGNORED, refusal
+from autoenvscaling.tasks.compose_envfile import env_files
+from autoenvscaling.tasks.compose_keys import MAIN_KEYS, REFUSED_KEYS, SERVICE_KEYS, TOP_LEVEL_IGNORED, refusal
+from autoenvscaling.tasks.compose_mounts import (
+    MAX_VOLUMES,
+    TmpfsMount,
+    VolumeMount,
+    check_mounts,
+    declared_volumes,
+    service_tmpfs,
+    service_volumes,
+)
 
 MAIN = "main"
 MAX_COMPOSE_BYTES = 256 * 1024
@@ -68,18 +79,22 @@ class ComposeService(BaseModel):
     image: str | None = None
     build_context: str | None = None  # relative to environment/, inside it
     dockerfile: str = "Dockerfile"  # relative to the build context
-    environment: dict[str, str] = Field(default_factory=dict)
+    build_args: dict[str, str] = Field(default_factory=dict)
+    environment: dict[str, str] = Field(default_factory=dict)  # its env_file's variables, environment over them
     command: list[str] | None = None
     entrypoint: list[str] | None = None
     working_dir: str | None = None
     user: str | None = None
     healthcheck: ComposeHealthcheck | None = None
     depends_on: dict[str, Condition] = Field(default_factory=dict)
+    volumes: list[VolumeMount] = Field(default_factory=list)
+    tmpfs: list[TmpfsMount] = Field(default_factory=list)
 
 
 class ComposeFile(BaseModel):
-    main: ComposeService  # only ``environment`` and ``depends_on`` are read from it
+    main: ComposeService  # only ``environment``, ``depends_on``, ``volumes`` and ``tmpfs`` are read from it
     services: list[ComposeService]  # in start order (dependencies first)
+    volumes: list[str] = Field(default_factory=list)  # the volumes each trial creates: those mounted somewhere
 
 
 @dataclass(frozen=True)
@@ -218,20 +233,27 @@ class _Reader:
         return deps
 
 
-def _service(r: _Reader, name: str, body: Any, env_dir: Path | None) -> ComposeService | None:
+def _service(r: _Reader, name: str, body: Any, env_dir: Path | None, volumes: set[str]) -> ComposeService | None:
     key = f"services.{name}"
     if not isinstance(body, dict):
         r.problem(key, "expected a mapping")
         return None
-    allowed = {"environment", "depends_on", "platform", "expose", "init"} if name == MAIN else SERVICE_KEYS
+    allowed = MAIN_KEYS if name == MAIN else SERVICE_KEYS
     for sub, value in body.items():
         if sub not in allowed or sub in ("platform", "restart", "init"):
             why, harbor = refusal(name, str(sub), value)
             if why is not None:
                 r.problem(f"{key}.{sub}", why, harbor)
     svc = ComposeService(name=name)
+    if "env_file" in body:
+        svc.environment = env_files(r, name, body["env_file"], env_dir)
     if "environment" in body:
-        svc.environment = r.environment(f"{key}.environment", body["environment"])
+        svc.environment |= r.environment(f"{key}.environment", body["environment"])
+    if "volumes" in body:
+        svc.volumes, svc.tmpfs = service_volumes(r, name, body["volumes"], volumes)
+    if "tmpfs" in body:
+        svc.tmpfs += service_tmpfs(r, name, body["tmpfs"])
+    check_mounts(r, name, svc.volumes, svc.tmpfs)
     if "depends_on" in body:
         svc.depends_on = r.depends_on(f"{key}.depends_on", body["depends_on"])
     if name == MAIN:
@@ -255,11 +277,13 @@ def _build(r: _Reader, svc: ComposeService, value: Any, env_dir: Path | None) ->
     key = f"services.{svc.name}.build"
     spec = {"context": value} if isinstance(value, str) else value
     if not isinstance(spec, dict):
-        r.problem(key, "expected a path or a mapping with context and dockerfile")
+        r.problem(key, "expected a path or a mapping with context, dockerfile and args")
         return
     for sub in spec:
-        if sub not in ("context", "dockerfile"):
-            r.problem(f"{key}.{sub}", "not a build key we run (context and dockerfile only)")
+        if sub not in ("context", "dockerfile", "args"):
+            r.problem(f"{key}.{sub}", "not a build key we run (context, dockerfile and args only)")
+    if "args" in spec:  # as compose reads them: a mapping or NAME=value; a bare NAME would be the host's
+        svc.build_args = r.environment(f"{key}.args", spec["args"])
     context = r.literal(f"{key}.context", spec.get("context", "."))
     dockerfile = r.literal(f"{key}.dockerfile", spec.get("dockerfile", "Dockerfile"))
     if context is None or dockerfile is None:
@@ -323,8 +347,9 @@ def parse_compose(text: str, env_dir: Path | None = None) -> tuple[ComposeFile |
     if not isinstance(doc, dict) or not isinstance(doc.get("services"), dict):
         return None, [ComposeProblem("services", "the file needs a services mapping")]
     for top in doc:
-        if top != "services" and top not in TOP_LEVEL_IGNORED and not str(top).startswith("x-"):
+        if top not in ("services", "volumes") and top not in TOP_LEVEL_IGNORED and not str(top).startswith("x-"):
             r.problem(str(top), REFUSED_KEYS.get(str(top), "not a top-level key we run"))
+    declared = declared_volumes(r, doc.get("volumes"))
     main = ComposeService(name=MAIN)
     services: dict[str, ComposeService] = {}
     for name, body in doc["services"].items():
@@ -332,7 +357,7 @@ def parse_compose(text: str, env_dir: Path | None = None) -> tuple[ComposeFile |
         if name != MAIN and not _NAME.fullmatch(name):
             r.problem(f"services.{name}", "a service name must be lowercase letters, digits, '-' or '_'")
             continue
-        svc = _service(r, name, body, env_dir)
+        svc = _service(r, name, body, env_dir, declared)
         if svc is not None and name == MAIN:
             main = svc
         elif svc is not None:
@@ -340,9 +365,12 @@ def parse_compose(text: str, env_dir: Path | None = None) -> tuple[ComposeFile |
     if len(services) > MAX_SERVICES:
         r.problem("services", f"{len(services)} services besides main: at most {MAX_SERVICES} run here")
     order = _start_order(r, services, main)
+    used = sorted({m.source for svc in [main, *order] for m in svc.volumes})
+    if len(used) > MAX_VOLUMES:
+        r.problem("volumes", f"{len(used)} volumes (anonymous ones included): at most {MAX_VOLUMES} run here")
     if r.problems:
         return None, r.problems
-    return ComposeFile(main=main, services=order), []
+    return ComposeFile(main=main, services=order, volumes=used), []
 
 
 def read_compose(env_dir: Path) -> tuple[ComposeFile | None, list[ComposeProblem]]:

@@ -1,8 +1,9 @@
 """Which docker-compose keys run here, and why each other one is refused (tasks/compose.py reads the file).
 
-Refusing is the rule for anything we would otherwise drop: a task run without its volume, capability or port
-would still yield a reward, and a wrong one. Where Harbor 0.26's ``harbor lint`` has a rule for the same key,
-its id is given, so ``autoenv tasks lint`` can name it next to ours.
+Refusing is the rule for anything we would otherwise drop: a task run without its host mount, capability or port
+would still yield a reward, and a wrong one. Volumes of the trial's own, tmpfs mounts and env files run; their
+rules are in tasks/compose_mounts.py and tasks/compose_envfile.py. Where Harbor 0.26's ``harbor lint`` has a rule
+for the same key, its id is given, so ``autoenv tasks lint`` can name it next to ours.
 """
 
 from __future__ import annotations
@@ -10,16 +11,17 @@ from __future__ import annotations
 import platform
 from typing import Any
 
-# Keys of a service other than main that are honoured (platform, restart and init only with harmless values).
+# Keys of a service other than main that are honoured (platform, restart and init only with harmless values;
+# volumes, tmpfs and env_file as tasks/compose_mounts.py and tasks/compose_envfile.py read them).
 SERVICE_KEYS = frozenset(
     {
         "image", "build", "environment", "command", "entrypoint", "working_dir", "user", "healthcheck",
-        "depends_on", "expose", "platform", "restart", "init",
+        "depends_on", "expose", "platform", "restart", "init", "volumes", "tmpfs", "env_file",
     }
 )  # fmt: skip
+MAIN_KEYS = frozenset({"environment", "depends_on", "platform", "expose", "init", "volumes", "tmpfs", "env_file"})
 TOP_LEVEL_IGNORED = frozenset({"version", "name"})  # obsolete / the project name: we name our containers
 
-_HOST_PATH = "a host path would expose the host: sandboxes get no bind mounts"
 REFUSED_KEYS: dict[str, str] = {
     "network_mode": "the network is the task's own (task.toml network_mode); other network modes are refused",
     "networks": "services share one network per trial here; custom networks are not supported",
@@ -33,12 +35,9 @@ REFUSED_KEYS: dict[str, str] = {
     "security_opt": "security options are fixed here (no-new-privileges, a minimal capability set)",
     "cap_drop": "the capability set is fixed here; a changed set would not be honoured exactly",
     "sysctls": "kernel parameters are not set for sandboxes",
-    "tmpfs": "tmpfs mounts are not supported",
-    "volumes": "volumes are not supported (" + _HOST_PATH + "; named volumes are not implemented)",
     "volumes_from": "sharing another container's volumes is not supported",
     "secrets": "compose secrets are not supported",
     "configs": "compose configs are not supported",
-    "env_file": "env files are not read; put the variables under environment",
     "extra_hosts": "extra host entries are not supported",
     "dns": "custom DNS servers are not supported",
     "links": "links are not supported (services reach each other by name anyway)",
@@ -71,25 +70,6 @@ _MAIN_OWNED = {
 _ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
 
-def _volume_rule(value: Any) -> str | None:
-    """Harbor's lint rule for the first host-path mount in ``volumes``, if any."""
-    for item in value if isinstance(value, list) else []:
-        if isinstance(item, dict):
-            source, ro = str(item.get("source", "")), bool(item.get("read_only"))
-            bind = item.get("type") == "bind"
-        else:
-            parts = str(item).split(":")
-            source, ro = parts[0], len(parts) > 2 and "ro" in parts[2].split(",")
-            bind = source.startswith((".", "/", "~"))
-        if not bind:
-            continue
-        if source.startswith(("/", "~")) or ".." in source.split("/"):
-            return "compose-external-bind-mount"
-        if not ro:
-            return "compose-writable-bind-mount"
-    return None
-
-
 def refusal(service: str, key: str, value: Any) -> tuple[str | None, str | None]:
     """Why ``services.<service>.<key>: value`` cannot run here (None: it can), and Harbor's rule for it."""
     if key == "privileged":
@@ -99,8 +79,6 @@ def refusal(service: str, key: str, value: Any) -> tuple[str | None, str | None]
             "extra capabilities are never granted (sandboxes keep a fixed minimal set)",
             "compose-additional-capabilities",
         )
-    if key == "volumes":
-        return REFUSED_KEYS["volumes"], _volume_rule(value)
     if key == "platform":
         host = _ARCH.get(platform.machine().lower(), platform.machine().lower())
         os_name, _, arch = str(value).partition("/")

@@ -19,9 +19,13 @@ from autoenvscaling.sandbox.base import (
     SandboxSpec,
     ServiceHealthcheck,
     ServiceSpec,
+    TmpfsMount,
+    VolumeMount,
 )
 from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.compose import ComposeFile, ComposeService, read_compose
+from autoenvscaling.tasks.compose_mounts import TmpfsMount as ComposeTmpfs
+from autoenvscaling.tasks.compose_mounts import VolumeMount as ComposeVolume
 from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.model import iter_task_files
 from autoenvscaling.tasks.names import slug
@@ -116,7 +120,7 @@ class EnvironmentBuilder:
         """A compose service's image: built from its context inside environment/, or a local image (never pulled)."""
         if svc.build_context is not None:
             context = task.paths.environment_dir / svc.build_context
-            return self._build(task, context, svc.dockerfile, f"{_slug(task.name)}-{svc.name}")
+            return self._build(task, context, svc.dockerfile, f"{_slug(task.name)}-{svc.name}", svc.build_args)
         assert svc.image is not None  # tasks/compose.py: an image or a build
         image = alias_image(svc.image, self.aliases)
         if not self.backend.image_exists(image):
@@ -126,10 +130,13 @@ class EnvironmentBuilder:
             )
         return image
 
-    def _build(self, task: Task, context_dir: Path, dockerfile: str, name: str) -> str:
+    def _build(
+        self, task: Task, context_dir: Path, dockerfile: str, name: str, args: dict[str, str] | None = None
+    ) -> str:
         text = (context_dir / dockerfile).read_text(encoding="utf-8", errors="replace")
         rewritten, applied = rewrite_dockerfile(text, self.aliases)
         extra = repr(applied) if dockerfile == "Dockerfile" else f"{applied!r}{dockerfile}"
+        extra += repr(sorted(args.items())) if args else ""  # other build args, another image
         tag = f"{TASK_IMAGE_REPO}/{name}:{environment_hash(context_dir, extra=extra)}"
         with self._lock(tag):
             if tag in self._built or (not self.force_build and self.backend.image_exists(tag)):
@@ -146,6 +153,7 @@ class EnvironmentBuilder:
                     timeout_sec=task.config.environment.build_timeout_sec,
                     labels={LABEL: "1", "autoenvscaling.task": task.display_name},
                     no_cache=self.force_build,
+                    args=dict(args or {}),
                 )
                 self.backend.build(spec)
             self._built.add(tag)
@@ -174,6 +182,9 @@ class EnvironmentBuilder:
             labels={"autoenvscaling.task": task.display_name},
             services=services,
             depends_on={name: c.value for name, c in compose.main.depends_on.items()} if compose else {},
+            volumes=list(compose.volumes) if compose else [],
+            volume_mounts=_volume_mounts(compose.main.volumes) if compose else [],
+            tmpfs=_tmpfs(compose.main.tmpfs) if compose else [],
         )
 
 
@@ -199,4 +210,14 @@ def service_spec(svc: ComposeService, image: str) -> ServiceSpec:
         user=svc.user,
         healthcheck=ServiceHealthcheck.model_validate(hc.model_dump()) if hc is not None else None,
         depends_on={name: c.value for name, c in svc.depends_on.items()},
+        volumes=_volume_mounts(svc.volumes),
+        tmpfs=_tmpfs(svc.tmpfs),
     )
+
+
+def _volume_mounts(mounts: list[ComposeVolume]) -> list[VolumeMount]:
+    return [VolumeMount(volume=m.source, target=m.target, read_only=m.read_only, no_copy=m.no_copy) for m in mounts]
+
+
+def _tmpfs(mounts: list[ComposeTmpfs]) -> list[TmpfsMount]:
+    return [TmpfsMount(target=m.target, size_bytes=m.size_bytes, mode=m.mode) for m in mounts]
