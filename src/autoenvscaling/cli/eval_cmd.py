@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from autoenvscaling.cli.attempts import AttemptArgs, attempt_session
 from autoenvscaling.cli.common import (
     ActionFormatOpt,
     AgentOpt,
@@ -27,15 +26,11 @@ from autoenvscaling.cli.common import (
     RayAddressOpt,
     RunsRootOpt,
     TemperatureOpt,
-    make_executor,
-    preflight_docker,
-    resolve_run_dir,
 )
 from autoenvscaling.errors import UserInputError
 
 if TYPE_CHECKING:
     from autoenvscaling.roles.evaluation import EvalReport, Interval
-    from autoenvscaling.roles.solve_run import AttemptRecord
 
 console = Console()
 
@@ -75,72 +70,25 @@ def eval_(
     """Evaluate an agent on a Harbor dataset: attempts as `autoenv solve` makes them, then pass@k with intervals."""
     from autoenvscaling.images.aliases import resolve_aliases
     from autoenvscaling.roles.evaluation import default_ks, run_eval, write_report
-    from autoenvscaling.roles.solve_run import SolveRun
-    from autoenvscaling.roles.solver_factory import trial_agents
-    from autoenvscaling.sandbox.registry import get_backend
     from autoenvscaling.tasks.dataset import dataset_task_dirs
 
     task_dirs = dataset_task_dirs(dataset)
     ks = sorted(set(pass_at)) if pass_at else default_ks(attempts)
     if ks[-1] > attempts:
         raise UserInputError(f"--pass-at {ks[-1]}: needs at least {ks[-1]} attempts per task (-k {ks[-1]})")
-    aliases = resolve_aliases(image_alias, alias_file)
-    preflight_docker(backend)
-    rdir = resolve_run_dir(runs_root, "eval", run_dir, resume)
-    loop_cfg: dict[str, object] = {"max_turns": max_turns, "action_format": action_format}
-    runs_on = make_executor(executor, ray_address, "eval")
-    with (
-        contextlib.closing(runs_on),
-        trial_agents(
-            agent,
-            model,
-            loop_cfg,
-            base_url=base_url,
-            concurrency=concurrency,
-            temperature=temperature,
-            remote=runs_on.remote,
-        ) as (factory, resolved),
-    ):
-        resolved.update(
-            {
-                "dataset": str(dataset),
-                "attempts": attempts,
-                "pass_at": ks,
-                "confidence": confidence,
-                "concurrency": concurrency,
-                "executor": runs_on.name,
-                "image_aliases": aliases,
-                "tasks": [str(t) for t in task_dirs],
-            }
-        )
-        run = SolveRun(
-            rdir,
-            get_backend(backend),
-            factory,
-            attempts=attempts,
-            concurrency=concurrency,
-            aliases=aliases,
-            resolved_config=resolved,
-            executor=runs_on,
-            backend_name=backend,
-        )
-        label = model if agent == "llm" else agent
-        console.print(f"{escape(label)} on {len(task_dirs)} task(s) x {attempts} attempt(s) -> [bold]{rdir}[/]")
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-        ) as progress:
-            bar = progress.add_task("attempts", total=len(task_dirs) * attempts)
-
-            def on_done(rec: AttemptRecord) -> None:
-                mark = "[red]error[/]" if rec.reward is None else f"reward {rec.reward:g}"
-                progress.console.print(f"  {escape(rec.task_name)} #{rec.attempt}: {mark}")
-                progress.advance(bar)
-
-            report = run_eval(
-                run, task_dirs, ks=ks, dataset=str(dataset), agent=label, resume=resume, confidence=confidence,
-                on_done=on_done,
-            )  # fmt: skip
-            progress.update(bar, completed=len(task_dirs) * attempts)
+    args = AttemptArgs(
+        agent=agent, model=model, base_url=base_url, attempts=attempts, concurrency=concurrency,
+        max_turns=max_turns, action_format=action_format, temperature=temperature, resume=resume, run_dir=run_dir,
+        runs_root=runs_root, aliases=resolve_aliases(image_alias, alias_file), backend=backend, executor=executor,
+        ray_address=ray_address,
+    )  # fmt: skip
+    config = {"dataset": str(dataset), "pass_at": ks, "confidence": confidence}
+    with attempt_session("eval", args, task_dirs, console, config) as session:
+        rdir = session.run_dir
+        report = run_eval(
+            session.run, task_dirs, ks=ks, dataset=str(dataset), agent=args.label, resume=resume,
+            confidence=confidence, on_done=session.on_done,
+        )  # fmt: skip
     print_report(report)
     if json_out is not None:
         write_report(report, json_out)

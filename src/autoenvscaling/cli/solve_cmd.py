@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from autoenvscaling.cli.attempts import AttemptArgs, attempt_session
 from autoenvscaling.cli.common import (
     ActionFormatOpt,
     AgentOpt,
@@ -27,9 +26,6 @@ from autoenvscaling.cli.common import (
     RunsRootOpt,
     TaskPathsArg,
     TemperatureOpt,
-    make_executor,
-    preflight_docker,
-    resolve_run_dir,
 )
 
 console = Console()
@@ -60,68 +56,17 @@ def solve(
 ) -> None:
     """Run an agent on tasks: fresh sandbox per attempt, agent phase, Harbor verifier; a summary table."""
     from autoenvscaling.images.aliases import resolve_aliases
-    from autoenvscaling.roles.solve_run import AttemptRecord, SolveRun
-    from autoenvscaling.roles.solver_factory import trial_agents
-    from autoenvscaling.sandbox.registry import get_backend
     from autoenvscaling.tasks.model import find_task_dirs
 
     task_dirs = find_task_dirs(paths)
-    aliases = resolve_aliases(image_alias, alias_file)
-    preflight_docker(backend)
-    rdir = resolve_run_dir(runs_root, "solve", run_dir, resume)
-    loop_cfg: dict[str, object] = {"max_turns": max_turns, "action_format": action_format}
-    runs_on = make_executor(executor, ray_address, "solve")
-    with (
-        contextlib.closing(runs_on),
-        trial_agents(
-            agent,
-            model,
-            loop_cfg,
-            base_url=base_url,
-            concurrency=concurrency,
-            temperature=temperature,
-            remote=runs_on.remote,
-        ) as (factory, resolved),
-    ):
-        resolved.update(
-            {
-                "attempts": attempts,
-                "concurrency": concurrency,
-                "executor": runs_on.name,
-                "image_aliases": aliases,
-                "tasks": [str(t) for t in task_dirs],
-            }
-        )
-        run = SolveRun(
-            rdir,
-            get_backend(backend),
-            factory,
-            attempts=attempts,
-            concurrency=concurrency,
-            aliases=aliases,
-            resolved_config=resolved,
-            executor=runs_on,
-            backend_name=backend,
-        )
-        console.print(f"{agent} on {len(task_dirs)} task(s) x {attempts} attempt(s) -> [bold]{rdir}[/]")
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress:
-            bar = progress.add_task("attempts", total=len(task_dirs) * attempts)
-
-            def on_done(rec: AttemptRecord) -> None:
-                mark = "[red]error[/]" if rec.reward is None else f"reward {rec.reward:g}"
-                progress.console.print(
-                    f"  {rec.task_name} #{rec.attempt}: {mark}" + (f" ({rec.error})" if rec.error else "")
-                )
-                progress.advance(bar)
-
-            records, summaries = run.run(task_dirs, resume=resume, on_done=on_done)
-            progress.update(bar, completed=len(task_dirs) * attempts)
+    args = AttemptArgs(
+        agent=agent, model=model, base_url=base_url, attempts=attempts, concurrency=concurrency,
+        max_turns=max_turns, action_format=action_format, temperature=temperature, resume=resume, run_dir=run_dir,
+        runs_root=runs_root, aliases=resolve_aliases(image_alias, alias_file), backend=backend, executor=executor,
+        ray_address=ray_address,
+    )  # fmt: skip
+    with attempt_session("solve", args, task_dirs, console, {}) as session:
+        records, summaries = session.run.run(task_dirs, resume=resume, on_done=session.on_done)
 
     table = Table(
         "task",
@@ -165,6 +110,7 @@ def solve(
         f"{sum(r.wall_sec for r in records):.0f}",
     )
     console.print(table)
+    rdir = session.run_dir
     console.print(f"results: {rdir}/results.jsonl  summary: {rdir}/summary.json  trials: {rdir}/trials/")
 
 
