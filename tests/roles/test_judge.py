@@ -12,7 +12,8 @@ from autoenvscaling.llm.scripted import ScriptedError, ScriptedModel
 from autoenvscaling.roles.judge import CRITERIA, JudgeConfig, judge_checks, judge_task, response_schema
 from autoenvscaling.tasks import load_task
 
-TASK = Path(__file__).resolve().parents[2] / "examples" / "terminal" / "log-error-summary"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TASK = EXAMPLES / "terminal" / "log-error-summary"
 
 
 def _answer(**fails: str) -> str:
@@ -36,6 +37,18 @@ def test_the_judge_reads_the_task_and_flags_each_failed_criterion() -> None:
     assert [r.id for r in report.criteria] == list(CRITERIA) and report.error is None
     assert report.flags == ["judge:anti-cheating"]
     assert judge_checks(report) == []  # advisory: a flag, not a failed check
+
+
+def test_the_judge_is_not_shown_the_authors_bookkeeping() -> None:
+    """``[metadata]`` and ``[task].description`` are the author's words about the task (on the broken examples,
+    the very flag expected): the judge reads the files, not a label."""
+    task = load_task(EXAMPLES / "broken" / "undocumented-rules")
+    assert "judge:behavior-in-description" in task.paths.config.read_text()
+    model = ScriptedModel([_answer()])
+    judge_task(task, model, JudgeConfig(enabled=True))
+    shown = model.calls[0][1].content
+    assert "=== task.toml ===" in shown and "environment_mode" in shown and "autoenv/broken-undocumented-rules" in shown
+    assert "expected_checks" not in shown and "never states" not in shown and "broken-example" not in shown
 
 
 def test_a_blocking_judge_fails_the_check() -> None:

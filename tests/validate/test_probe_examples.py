@@ -24,6 +24,9 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ALL = find_task_dirs([EXAMPLES])
 PROBED = [t for t in ALL if "quality-probe" in load_task(t).config.metadata.get("tags", [])]
+# Flagged by a model probe (the alignment judge) only: the rule probes must find nothing in them.
+MODEL_PROBED = [t for t in PROBED if "model-probe" in load_task(t).config.metadata.get("tags", [])]
+RULE_PROBED = [t for t in PROBED if t not in MODEL_PROBED]
 VALID = [t for t in ALL if load_task(t).config.metadata.get("expected_verdict") == "valid"]
 SHIMS = {"hackable:sitecustomize", "hackable:conftest", "hackable:path-wrapper"}
 
@@ -41,15 +44,26 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ValidationRep
 def test_there_is_an_example_per_probe() -> None:
     checks = {c for t in PROBED for c in load_task(t).config.metadata["expected_checks"]}
     assert {"leak-answer", "weak-tests", "hackable:empty-files", "hackable:sitecustomize"} <= checks
+    assert "judge:behavior-in-description" in checks
 
 
-@pytest.mark.parametrize("task_dir", PROBED, ids=[t.name for t in PROBED])
+@pytest.mark.parametrize("task_dir", RULE_PROBED, ids=[t.name for t in RULE_PROBED])
 def test_probe_example_is_flagged_by_its_probe_only(task_dir: Path, reports: dict[str, ValidationReport]) -> None:
     rep = reports[str(task_dir)]
     expected = set(load_task(task_dir).config.metadata["expected_checks"])
     assert rep.verdict.value == "invalid", (rep.error, rep.checks)
     assert set(rep.failed_checks) == expected
     assert rep.probes is not None and set(rep.probes.flags) == expected
+
+
+@pytest.mark.parametrize("task_dir", MODEL_PROBED, ids=[t.name for t in MODEL_PROBED])
+def test_a_model_probe_example_passes_every_rule_probe(task_dir: Path, reports: dict[str, ValidationReport]) -> None:
+    """What only the judge can tell (tests checking rules the instruction never states) is no rule probe's flag."""
+    rep = reports[str(task_dir)]
+    assert all(c.startswith("judge:") for c in load_task(task_dir).config.metadata["expected_checks"])
+    assert rep.error is None and rep.verdict.value == "valid", rep.checks
+    assert rep.probes is not None and rep.probes.exploits and not rep.probes.flags
+    assert rep.probes.mutation_score is not None and rep.probes.mutation_score >= GENERATED_PROBES.mutation_threshold
 
 
 @pytest.mark.parametrize("task_dir", VALID, ids=[f"{t.parent.name}/{t.name}" for t in VALID])

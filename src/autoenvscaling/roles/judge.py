@@ -17,8 +17,10 @@ models do not always honour the schema.
 
 from __future__ import annotations
 
+import tomllib
 from typing import Any
 
+import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from autoenvscaling.agent.actions import json_objects
@@ -128,8 +130,25 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
 
 
+def _config_text(text: str) -> str:
+    """task.toml as the judge reads it: without ``[metadata]`` and ``[task].description``.
+
+    Both are bookkeeping written by the task's author (a model, for a generated task), not what the agent or the
+    tests see: a description or a tag that says "verified" or "the tests check X" would grade the task for the
+    judge instead of letting it read the files."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return text
+    data.pop("metadata", None)
+    if isinstance(data.get("task"), dict):
+        data["task"].pop("description", None)
+    return tomli_w.dumps(data)
+
+
 def _files(task: Task, config: JudgeConfig) -> str:
-    """The task as the judge reads it: instruction, task.toml, Dockerfile, tests, solution (text files only)."""
+    """The task as the judge reads it: instruction, task.toml (bookkeeping dropped), Dockerfile, tests, solution
+    (text files only)."""
     paths = task.paths
     parts = [
         ("instruction.md", paths.instruction),
@@ -147,6 +166,8 @@ def _files(task: Task, config: JudgeConfig) -> str:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
+        if label == "task.toml":
+            text = _config_text(text)
         out.append(f"=== {label} ===\n{_cut(text, config.max_file_chars)}")
     return "\n\n".join(out)
 

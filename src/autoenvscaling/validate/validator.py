@@ -1,10 +1,17 @@
-"""Validate one task: lint, build, leakage, oracle x K in fresh containers, nop; then a verdict."""
+"""Validate one task: lint, build, leakage, oracle x K in fresh containers, nop; then a verdict.
+
+The rule probes (``probes.py``) need only the pristine sandbox of the leakage scan, so they start as soon as the
+first oracle run scored 1 and run beside the other oracle runs and the nop run; their checks are kept only when
+every other check passed, as if they had run last.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -38,6 +45,13 @@ _BLOCKING_RULES = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class _ProbeOutcome:
+    report: R.ProbeReport
+    checks: list[R.CheckResult]
+    wall_sec: float  # the probes' own time; it overlaps oracle trials 2..K and the nop run
+
+
 class ValidationConfig(BaseModel):
     repeats: int = Field(default=3, ge=1, description="oracle runs in fresh containers; all must score 1")
     run_nop: bool = Field(default=True, description="run the do-nothing agent; it must score 0")
@@ -48,7 +62,7 @@ class ValidationConfig(BaseModel):
     network: bool = Field(default=True, description="False: no phase of any trial gets a network (drafts)")
     probes: ProbeConfig = Field(
         default_factory=ProbeConfig,
-        description="quality probes after the other checks pass (off here; on for generated environments)",
+        description="quality probes, kept when the other checks pass (off here; on for generated environments)",
     )
 
     def trial_options(self) -> TrialOptions:
@@ -160,7 +174,18 @@ class TaskValidator:
                 index = scan_image(pristine)
                 rep.checks += check_leakage(task, pristine, index)
                 rep.timings["leakage"] = time.perf_counter() - t
-            self._oracle_runs(task, rep, status)
+            probing: list[Future[_ProbeOutcome]] = []
+
+            def start_probes(first: TrialResult) -> None:
+                """Once oracle 1 scored 1, the rule probes run in the pristine sandbox beside the other trials."""
+                if not (self.config.probes.enabled and is_solved(first.reward) and all(c.passed for c in rep.checks)):
+                    return
+                limit = 2 * first.phase_seconds().get("agent_execution", 0.0) + 30  # a hanging solution ends
+                assert rep.image is not None  # built above
+                pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="aes-probes"))
+                probing.append(pool.submit(self._rule_probes, task, rep.image, pristine, index, limit))
+
+            self._oracle_runs(task, rep, status, after_first=start_probes)
             if self.config.run_nop:
                 t = time.perf_counter()
                 status("nop")
@@ -171,17 +196,13 @@ class TaskValidator:
                         R.CheckResult(id=R.NOP, passed=reward <= _REWARD_EPS, detail=f"reward {reward:g}")
                     )
                 rep.timings["nop"] = time.perf_counter() - t
-            if self.config.probes.enabled and all(c.passed for c in rep.checks):
-                t = time.perf_counter()
-                if pristine is None:
-                    pristine = stack.enter_context(self._pristine(task, rep.image))
-                    index = scan_image(pristine) if self.config.probes.answer_leak else {}
-                oracle_sec = [t.phases.get("agent_execution", 0.0) for t in rep.trials if t.agent == "oracle"]
-                limit = 2 * max(oracle_sec, default=0.0) + 30  # a solution that hangs here (no network) ends
-                probe = ProbeRun(task, pristine, self.config.probes, self.options.passed_env, index, limit)
-                rep.checks += probe.run(status)
-                rep.probes = probe.report
-                rep.timings["probes"] = time.perf_counter() - t
+            if probing:
+                status("probes")
+                outcome = probing[0].result()
+                if all(c.passed for c in rep.checks):  # as if run after the other checks: kept only then
+                    rep.checks += outcome.checks
+                    rep.probes = outcome.report
+                    rep.timings["probes"] = outcome.wall_sec
         if self.config.probes.model_probes and all(c.passed for c in rep.checks):
             self._model_probes(task, rep, status)
 
@@ -213,6 +234,19 @@ class TaskValidator:
             report.timings.get(k, 0.0) for k in ("judge", "adversarial")
         )
 
+    def _rule_probes(
+        self, task: Task, image: str, pristine: Sandbox | None, index: ImageIndex, limit: float
+    ) -> _ProbeOutcome:
+        """The rule probes (``probes.py``) in the leakage scan's sandbox, or in one of their own without a scan."""
+        t = time.perf_counter()
+        with contextlib.ExitStack() as stack:
+            if pristine is None:
+                pristine = stack.enter_context(self._pristine(task, image))
+                index = scan_image(pristine) if self.config.probes.answer_leak else {}
+            probe = ProbeRun(task, pristine, self.config.probes, self.options.passed_env, index, limit)
+            checks = probe.run()
+        return _ProbeOutcome(report=probe.report, checks=checks, wall_sec=time.perf_counter() - t)
+
     @contextlib.contextmanager
     def _pristine(self, task: Task, image: str) -> Iterator[Sandbox]:
         """A started sandbox of the task's image without network, removed on exit."""
@@ -223,7 +257,13 @@ class TaskValidator:
             sandbox.start()
             yield sandbox
 
-    def _oracle_runs(self, task: Task, rep: R.ValidationReport, status: Status) -> None:
+    def _oracle_runs(
+        self,
+        task: Task,
+        rep: R.ValidationReport,
+        status: Status,
+        after_first: Callable[[TrialResult], None] = lambda _: None,
+    ) -> None:
         t = time.perf_counter()
         rewards: list[float] = []
         timed_out = False
@@ -236,6 +276,8 @@ class TaskValidator:
                 timed_out = True
             if res.reward is not None:  # a run with no reward is already a failed check of its own
                 rewards.append(res.reward)
+            if i == 1:
+                after_first(res)
         rep.timings["oracle"] = time.perf_counter() - t
         if not rewards and not timed_out:
             return
