@@ -1,7 +1,10 @@
 """Image aliases: run external tasks whose base image cannot be pulled on a local stand-in.
 
-``--image-alias ubuntu:24.04=autoenv/terminal:latest`` rewrites ``FROM ubuntu:24.04`` (and a task's prebuilt
-``docker_image``) before the build. Aliases come from the command line and/or a TOML file::
+``--image-alias ubuntu:24.04=autoenv/terminal:latest`` rewrites ``FROM ubuntu:24.04``, the image of a
+``COPY --from=IMAGE`` (``COPY --from=ghcr.io/astral-sh/uv:latest /uv /bin/`` is a common way to get uv) and a
+task's prebuilt ``docker_image`` or compose service ``image`` before the build. A ``FROM`` or ``--from`` naming an
+earlier build stage (``FROM ... AS name``, or a stage's index) is left alone. Aliases come from the command line
+and/or a TOML file::
 
     [aliases]
     "ubuntu:24.04" = "autoenv/terminal:latest"
@@ -17,6 +20,9 @@ from pathlib import Path
 from autoenvscaling.errors import UserInputError
 
 _FROM_RE = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE)
+_STAGE_RE = re.compile(r"\s+AS\s+(\S+)\s*$", re.IGNORECASE)
+# COPY's flags come before its sources, in any order: --from=VALUE among them.
+_COPY_FROM_RE = re.compile(r"^(\s*COPY\s+(?:--\S+\s+)*?--from=)(\S+)(.*)$", re.IGNORECASE)
 
 
 def parse_alias(text: str) -> tuple[str, str]:
@@ -60,16 +66,30 @@ def alias_image(image: str, aliases: dict[str, str]) -> str:
 
 
 def rewrite_dockerfile(text: str, aliases: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
-    """Return the Dockerfile with aliased FROM lines and the (from, to) pairs applied."""
+    """Return the Dockerfile with aliased images (``FROM`` and ``COPY --from``) and the (from, to) pairs applied."""
     if not aliases:
         return text, []
     applied: list[tuple[str, str]] = []
     out: list[str] = []
+    count = 0
+    stages: set[str] = set()  # earlier stages: their index and name (lower case, as Docker compares names)
     for line in text.splitlines(keepends=True):
-        m = _FROM_RE.match(line.rstrip("\n"))
-        target = _lookup(m.group(3), aliases) if m else None
-        if m and target:
-            applied.append((m.group(3), target))
-            line = f"{m.group(1)}{m.group(2)}{target}{m.group(4)}\n"
+        body = line.rstrip("\n")
+        m = _FROM_RE.match(body)
+        if m:
+            target = None if m.group(3).lower() in stages else _lookup(m.group(3), aliases)
+            if target:
+                applied.append((m.group(3), target))
+                line = f"{m.group(1)}{m.group(2)}{target}{m.group(4)}\n"
+            if stage := _STAGE_RE.search(m.group(4)):
+                stages.add(stage.group(1).lower())
+            stages.add(str(count))
+            count += 1
+        elif c := _COPY_FROM_RE.match(body):
+            source = c.group(2)
+            target = None if source.lower() in stages else _lookup(source, aliases)
+            if target:
+                applied.append((source, target))
+                line = f"{c.group(1)}{target}{c.group(3)}\n"
         out.append(line)
     return "".join(out), applied
