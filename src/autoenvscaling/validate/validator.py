@@ -20,6 +20,7 @@ from autoenvscaling.errors import UserInputError
 from autoenvscaling.images.catalog import catalog_names
 from autoenvscaling.sandbox.base import BuildError, ImageUnusableError, Sandbox, SandboxBackend, StorageLimitError
 from autoenvscaling.tasks import Task, TaskFormatError, load_task
+from autoenvscaling.tasks.config import NetworkMode
 from autoenvscaling.tasks.lint import lint_task
 from autoenvscaling.validate import report as R
 from autoenvscaling.validate.leakage import ImageIndex, check_leakage, scan_image
@@ -249,9 +250,16 @@ class TaskValidator:
 
     @contextlib.contextmanager
     def _pristine(self, task: Task, image: str) -> Iterator[Sandbox]:
-        """A started sandbox of the task's image without network, removed on exit."""
+        """A started sandbox of the task's image (and its services), removed on exit.
+
+        For the leakage scan alone it has the network the agent phase has: a service that installs what it runs
+        when it starts (``uv run`` of a script with inline dependencies, as Harbor's MCP recipes do) becomes
+        healthy there as it does in the trials, where without a network it never would and the whole validation
+        was an error. The rule probes run in it too and want it without network, so with them on it has none."""
+        agent_network = task.config.agent_network_mode != NetworkMode.NO_NETWORK
+        network = agent_network and self.runner.options.network is not False and not self.config.probes.enabled
         spec = self.builder.spec_for(
-            task, image, name_hint=f"{task.name}__leakage", run_id=self.runner.run_id, network=False
+            task, image, name_hint=f"{task.name}__leakage", run_id=self.runner.run_id, network=network
         )
         with self.backend.create(spec) as sandbox:
             sandbox.start()
