@@ -8,6 +8,7 @@ every other check passed, as if they had run last.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -158,6 +159,9 @@ class TaskValidator:
         try:
             rep.image = self.builder.image_for(task)
         except BuildError as e:
+            if (unreachable := unreachable_image(e)) is not None:
+                rep.verdict, rep.error = R.Verdict.ERROR, unreachable
+                return
             cid = R.BUILD_TIMEOUT if e.timed_out else R.BUILD
             rep.checks.append(R.CheckResult(id=cid, passed=False, detail=f"{e}\n{e.log_tail}"[-2000:]))
             return
@@ -332,4 +336,33 @@ def _trial_summary(res: TrialResult, agent: TrialAgent) -> R.TrialSummary:
         error=f"{err.exception_type}: {err.exception_message}" if err else None,
         phases=res.phase_seconds(),
         commands=res.command_seconds,
+    )
+
+
+# A registry's API that did not answer: the engine's request for an image (``FROM``, ``COPY --from``) failed before
+# any reply ("pull access denied" and "manifest unknown" are replies, and stay the task's `build` failure).
+_REGISTRY_UNREACHABLE = re.compile(
+    r'Get "https?://(?P<registry>[^/"]+)/v2/[^"]*": (?:dial tcp|proxyconnect|net/http|x509|tls|read tcp|EOF'
+    r"|context deadline)"
+)
+_COPY_FROM_IMAGE = re.compile(r"invalid from flag value (\S+):")
+_FROM_STEP = re.compile(r"^Step \d+/\d+ : FROM (?:--\S+ )*(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def unreachable_image(error: BuildError) -> str | None:
+    """The error of a build that failed because an image could not be fetched from its registry (this machine
+    cannot reach it), else None. Harbor fails such a trial as an environment error, never a score; here it is the
+    verdict `error` with the image to alias, not `invalid` (the task is not at fault)."""
+    text = f"{error}\n{error.log_tail}"
+    found = _REGISTRY_UNREACHABLE.search(text)
+    if found is None:
+        return None
+    copy_from = _COPY_FROM_IMAGE.search(text)
+    steps = _FROM_STEP.findall(error.log_tail)
+    image = copy_from.group(1) if copy_from else (steps[-1] if steps else None)
+    alias = f"--image-alias {image}=<local image>" if image else "--image-alias IMAGE=<local image>"
+    what = f"the image {image}" if image else "an image of the build"
+    return (
+        f"BuildError: {what} cannot be fetched here (registry {found.group('registry')} did not answer); "
+        f"nothing is pulled for a task: build it locally and use {alias}"
     )
