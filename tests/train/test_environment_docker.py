@@ -1,9 +1,13 @@
 """The TRL environment over the Docker sandbox: the oracle's commands score 1, nothing scores 0, and no
-rollout leaves a container behind (scored, abandoned by a new reset, failed, or closed)."""
+rollout leaves a container behind (scored, abandoned by a new reset, failed, closed, or a process that exits
+without closing)."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -27,6 +31,16 @@ def _containers(run_id: str) -> list[str]:
         return [c.name or "" for c in found]
     finally:
         client.close()
+
+
+def _settles_at(run_id: str, count: int, timeout: float = 60.0) -> bool:
+    """Whether the run's containers come to ``count`` (a separate verifier's starts in the background)."""
+    deadline = time.monotonic() + timeout
+    while len(_containers(run_id)) != count:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def test_oracle_commands_score_one_and_nothing_scores_zero(
@@ -70,13 +84,13 @@ def test_abandoned_and_failed_rollouts_leave_no_container(
         second.reset(**rows[0].model_dump())
         out = first.bash("seq 1 100000; sleep 5")
         assert "characters omitted" in out and "[timed out after 1 s]" in out
-        assert len(_containers(run_id)) == 2
-        first.reset(**rows[0].model_dump())  # the previous rollout was never scored: aborted, container removed
+        assert _settles_at(run_id, 4)  # per rollout the agent's container and its separate verifier's, started early
+        first.reset(**rows[0].model_dump())  # the previous rollout was never scored: aborted, containers removed
         aborted = first.trial_result
         assert aborted is not None and aborted.is_error
         assert aborted.exception_info is not None and "abandoned" in aborted.exception_info.exception_message
         first.bash("true")
-        assert len(_containers(run_id)) == 2
+        assert _settles_at(run_id, 4)  # the aborted rollout's two are gone, the new rollout has its two again
         raise KeyboardInterrupt  # a training step that dies mid-rollout
     except KeyboardInterrupt:
         pass
@@ -99,3 +113,31 @@ def test_a_task_that_cannot_start_is_an_error_not_a_zero(docker_backend: Sandbox
             env.bash("true")
         assert env.get_reward() is None
     assert _containers(run_id) == []
+
+
+# A trainer process that scores one rollout, leaves the next one open and exits without closing the factory.
+_EXITS_WITHOUT_CLOSE = """
+import sys
+from pathlib import Path
+from autoenvscaling.sandbox.docker import DockerBackend
+from autoenvscaling.train.environment import TaskEnvFactory
+from autoenvscaling.train.rows import load_rows
+
+row = load_rows(Path(sys.argv[1])).rows[0].model_dump()
+factory = TaskEnvFactory(DockerBackend(), Path(sys.argv[2]), run_id=sys.argv[3])
+env = factory()
+env.reset(**row)
+env.bash("wc -w < text.txt > words.txt")
+assert env.get_reward() == 1.0
+env.reset(**row)
+env.bash("true")  # open: the agent's container up, the verifier's starting
+print("exiting", flush=True)
+"""
+
+
+def test_exit_without_close_leaves_no_container(export_dir: Path, tmp_path: Path) -> None:
+    run_id = f"train-test-{uuid.uuid4().hex[:8]}"
+    proc = subprocess.run([sys.executable, "-c", _EXITS_WITHOUT_CLOSE, str(export_dir), str(tmp_path / "rollouts"),
+                           run_id], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0 and "exiting" in proc.stdout, proc.stdout + proc.stderr
+    assert _containers(run_id) == []  # the open rollout's two (its verifier's started early) removed at exit

@@ -119,6 +119,12 @@ def _backend(ready_after: int = 0) -> FakeBackend:
     return backend
 
 
+def _agent_sandbox(backend: FakeBackend) -> FakeSandbox:
+    """The agent's (a separate verifier's may start first, while the agent's does)."""
+    (agent,) = [sb for sb in backend.sandboxes if not sb.spec.name_hint.endswith("__verifier")]
+    return agent
+
+
 def _run(root: Path, backend: FakeBackend) -> TrialResult:
     runner = TrialRunner(backend, EnvironmentBuilder(backend), prewarm=False)
     return runner.run(load_task(root), OracleAgent(), root.parent / "trial")
@@ -129,7 +135,7 @@ def test_collect_hook_snapshots_state_for_a_separate_verifier(tmp_path: Path) ->
     backend = _backend()
     res = _run(_task(tmp_path / "t", extra=extra.replace("[[", "\n[[")), backend)
     assert res.exception_info is None and res.reward == 1.0
-    calls = backend.sandboxes[0].calls
+    calls = _agent_sandbox(backend).calls
     assert calls.index("snapshot /app/state") < len(calls)  # ran in the agent's container
     assert (tmp_path / "trial" / "artifacts" / "logs" / "artifacts" / "state.txt").read_text() == "done"
 
@@ -148,7 +154,7 @@ def test_healthcheck_runs_before_the_agent(tmp_path: Path) -> None:
     backend = _backend(ready_after=2)
     res = _run(_task(tmp_path / "t", extra=extra), backend)
     assert res.reward == 1.0
-    calls = backend.sandboxes[0].calls
+    calls = _agent_sandbox(backend).calls
     first_solve = next(i for i, c in enumerate(calls) if "solve.sh" in c)
     assert [c for c in calls[:first_solve] if c == "ready?"] == ["ready?"] * 3
 

@@ -238,6 +238,16 @@ class ChannelReset(Protocol):
     def reset_channel(self, script: str, timeout: float) -> int: ...
 
 
+@runtime_checkable
+class ImageProcesses(Protocol):
+    """A backend that can tell whether a sandbox of ``spec`` runs processes of its own before the harness runs any
+    command in it: the image's ENTRYPOINT or HEALTHCHECK, a compose task's services. Only such a sandbox can listen
+    on its network; the trial runner starts a separate verifier's sandbox early only where nothing listens or no
+    network connects it to the agent's (verify/trial.py). ``True`` when it cannot tell."""
+
+    def runs_own_processes(self, spec: SandboxSpec) -> bool: ...
+
+
 def run_outside_channel(sandbox: Sandbox, script: str, timeout: float) -> int:
     """``script`` as root through ``reset_channel`` where the sandbox has one, else a plain ``exec``."""
     if isinstance(sandbox, ChannelReset):

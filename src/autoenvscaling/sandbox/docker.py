@@ -148,6 +148,20 @@ class DockerBackend:
             return ComposeSandbox(self.client, spec, quota=quota)
         return DockerSandbox(self.client, spec, quota=quota)
 
+    def runs_own_processes(self, spec: SandboxSpec) -> bool:
+        """Whether a container of ``spec`` runs anything before our commands besides ``sleep``: the image's
+        ENTRYPOINT or HEALTHCHECK, or a compose task's services. True when the image cannot be read."""
+        if spec.services:
+            return True
+        try:
+            with engine_errors(f"inspecting image {spec.image}"):
+                api: Any = self.client.api
+                config = api.inspect_image(spec.image).get("Config") or {}
+        except SandboxError:
+            return True
+        healthcheck = (config.get("Healthcheck") or {}).get("Test") or []
+        return bool(config.get("Entrypoint")) or healthcheck not in ([], ["NONE"])
+
     @functools.cached_property
     def storage_quota(self) -> bool:
         """Whether the engine can cap a container's writable layer (``--storage-opt size=``)."""

@@ -86,6 +86,10 @@ class FakeBackend:
         self.sandboxes.append(sb)
         return sb
 
+    def runs_own_processes(self, spec: SandboxSpec) -> bool:
+        """A fake image starts nothing of its own (and the fake runs no services)."""
+        return bool(spec.services)
+
     def cleanup(self, run_id: str | None = None, *, include_live: bool = False) -> int:
         left = [s for s in self.sandboxes if s.running and (run_id is None or s.spec.run_id == run_id)]
         for s in left if include_live else []:

@@ -8,11 +8,14 @@ One rollout is one trial of ``verify.trial.TrialRunner`` run in a worker thread 
 outside: ``bash`` hands a command to that thread and waits for its output; ``get_reward`` ends the agent phase,
 and the trial then grades with Harbor's semantics (tests copied in only now, shared or separate verifier,
 artifacts, network policy, watchdog) and removes its containers. So a training rollout is graded exactly as a
-solve or calibration attempt is, and leaves the same ``result.json``.
+solve or calibration attempt is, and leaves the same ``result.json``. A separate verifier's container starts
+while the rollout's agent phase runs, where that is safe (``verify/trial.py``), so ``get_reward`` does not wait
+for it.
 
 Teardown never depends on TRL calling us back: ``reset`` aborts the instance's previous rollout if it was never
 scored; ``TaskEnvFactory.close`` (and an exit hook) abort every rollout still open; an aborted trial removes
-its containers in ``TrialRunner``'s own ``finally``; and every container carries the run id for the janitor.
+its containers (an early-started verifier's too) in ``TrialRunner``'s own ``finally``; and every container
+carries the run id for the janitor.
 A rollout whose trial failed (build, start, verifier) scores ``None``: TRL leaves it out of the group baseline
 and gives it no advantage, so an infrastructure failure is never a reward of 0.
 """

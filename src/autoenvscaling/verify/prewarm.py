@@ -1,18 +1,26 @@
-"""Start the next trial's sandbox while the current trial runs.
+"""Container starts off a trial's critical path.
 
 Starting a container costs ~0.8 s of engine latency (namespaces, mounts, runc) but little CPU, so a run
 that knows another trial of the same task follows asks for a spare in the background; the next trial takes it
 instead of starting its own. A spare is a brand-new container that nothing has run in, so trials stay
 isolated exactly as before. Spares nobody takes are stopped by ``close()``.
+
+The same holds within a trial: a separate verifier's container is a fresh one of the pristine image, independent
+of what the agent does, so it starts while the agent works (``PendingSandbox``; the artifacts are copied in only
+after the agent phase).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
+from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from autoenvscaling.sandbox.base import Sandbox, SandboxBackend, SandboxSpec
+
+log = logging.getLogger(__name__)
 
 
 class Prewarmer:
@@ -55,3 +63,45 @@ class Prewarmer:
             with contextlib.suppress(Exception):
                 fut.result().stop()
         self._pool.shutdown(wait=True)
+
+
+class PendingSandbox:
+    """A sandbox starting in a worker thread: a separate verifier's, while the agent phase runs.
+
+    ``take`` waits for it and hands it over once: to the verifier, or to the trial's teardown when the verifier never
+    ran. None: it failed (what it made is gone), was not safe to start early, or was taken already; a verifier then
+    starts one the usual way, so an early start never changes what a trial records. A wait interrupted by Ctrl-C
+    leaves the removal to the worker, which stops the sandbox once it started."""
+
+    def __init__(self, future: Future[Sandbox | None]) -> None:
+        self._future = future
+        self._taken = False
+
+    def take(self) -> Sandbox | None:
+        if self._taken:
+            return None
+        self._taken = True
+        if self._future.cancel():
+            return None
+        waited = False
+        try:
+            futures.wait([self._future])
+            waited = True
+        finally:
+            if not waited:
+                self._future.add_done_callback(_stop_started)
+        try:
+            return self._future.result()
+        except Exception:
+            return None
+
+
+def _stop_started(future: Future[Sandbox | None]) -> None:
+    if future.cancelled() or future.exception() is not None:
+        return
+    sandbox = future.result()
+    if sandbox is not None:
+        try:
+            sandbox.stop()
+        except Exception as e:
+            log.warning("could not remove sandbox %s (started early, never used): %s", sandbox.id, e)

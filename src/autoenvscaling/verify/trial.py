@@ -7,13 +7,19 @@ Untrusted-task controls live here: every phase runs under a watchdog (its declar
 artifacts are confined to the trial dir, files from the container never replace the harness's own, the verifier
 runs in a fresh container (``environment_mode = "separate"``) or, in shared mode, only after every agent-phase
 process is gone, and known secret values are scrubbed from the trial dir before anyone reads it.
+
+Off the critical path (verify/prewarm.py): a separate verifier's fresh container starts while the agent works,
+where nothing in it could be reached from the agent's container (no network between them, or nothing in it
+listening: no ENTRYPOINT, HEALTHCHECK or services); the artifacts go in only after the agent phase, and the agent's
+container is still removed before the tests run (while the artifacts and tests are copied in).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -23,10 +29,12 @@ from pydantic import BaseModel, Field
 from autoenvscaling.execution.rundir import write_atomic
 from autoenvscaling.sandbox.base import (
     CopyOutLimitError,
+    ImageProcesses,
     NetworkControl,
     Sandbox,
     SandboxBackend,
     SandboxError,
+    SandboxSpec,
 )
 from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.config import NetworkMode
@@ -37,7 +45,7 @@ from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTas
 from autoenvscaling.verify.errors import AgentTimeoutError, TrialWatchdogError
 from autoenvscaling.verify.hooks import collect_limit, run_collect_hooks, run_healthcheck
 from autoenvscaling.verify.paths import TrialPaths
-from autoenvscaling.verify.prewarm import Prewarmer
+from autoenvscaling.verify.prewarm import PendingSandbox, Prewarmer
 from autoenvscaling.verify.processes import agent_phase_mark, end_agent_processes
 from autoenvscaling.verify.results import ExceptionInfo, StepResult, TaskId, TimingInfo, TrialResult, utcnow
 from autoenvscaling.verify.secrets import scrub_text, scrub_tree, secret_values
@@ -66,6 +74,11 @@ class TrialOptions(BaseModel):
     )
     watchdog_grace_sec: float = Field(
         default=30.0, gt=0, description="how long a phase may outlive its declared limit before its sandbox goes"
+    )
+    prestart_verifier: bool = Field(
+        default=True,
+        description="start a separate verifier's container while the agent works, where the agent's container "
+        "cannot reach it (the result is the same either way)",
     )
 
 
@@ -110,6 +123,31 @@ class _Watchdog:
             ) from None
 
 
+class _AgentRemoval:
+    """The agent's sandbox being removed in a thread while the separate verifier's is prepared; ``join`` (before the
+    tests run) waits for it and raises what the removal raised."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self._sandbox = sandbox
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=f"remove {sandbox.id}", daemon=False)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._sandbox.stop()
+        except BaseException as e:
+            self._error = e
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
 class TrialRunner:
     """Runs trials of tasks on one backend. Thread-safe: call ``run`` from several threads."""
 
@@ -128,11 +166,13 @@ class TrialRunner:
         self.options = options or TrialOptions()
         self.prewarmer = Prewarmer(backend) if prewarm else None
         self._secrets = secret_values(self.options.passed_env)
+        self._early = ThreadPoolExecutor(max_workers=8, thread_name_prefix="verifier-start")
 
     def close(self) -> None:
         """Stop spare sandboxes nobody took. Call once no more trials will run."""
         if self.prewarmer is not None:
             self.prewarmer.close()
+        self._early.shutdown(wait=True)  # early verifier starts still under way (their trials removed them)
 
     def _network(self, mode: NetworkMode) -> bool:
         return mode != NetworkMode.NO_NETWORK and self.options.network is not False
@@ -192,12 +232,14 @@ class TrialRunner:
             started_at=utcnow(),
         )
         sandboxes: list[Sandbox] = []
+        early: PendingSandbox | None = None
         try:
             result.environment_setup = TimingInfo()
             with _timed(result.environment_setup):
                 check_supported(task, agent_facing=agent.info.name not in _HARNESS_AGENTS)
                 sandbox = self._sandbox(task, trial_dir, prewarm_next)
                 sandboxes.append(sandbox)
+                early = self._start_verifier_early(task, paths)  # after the agent's: that one is waited for first
                 if task.config.environment.healthcheck is not None:  # ready before the agent (and the mark)
                     run_healthcheck(sandbox, task.config.environment.healthcheck)
                 mark = agent_phase_mark(sandbox, before=_MKDIR_LOGS)
@@ -206,25 +248,37 @@ class TrialRunner:
             else:
                 self._agent_phases(task, agent, sandbox, paths, result, agent_timeout_sec, sandboxes)
                 if result.exception_info is None or result.exception_info.exception_type == "AgentTimeoutError":
-                    self._verify(task, sandbox, mark, paths, result, sandboxes)
+                    self._verify(task, sandbox, mark, paths, result, sandboxes, early=early)
         except Exception as e:  # recorded: the caller decides what an error means for its verdict
             result.exception_info = ExceptionInfo.from_exception(e)
         finally:
-            if sandboxes:
-                result.teardown = TimingInfo()
-                with _timed(result.teardown):
-                    for sb in sandboxes:
-                        try:
-                            sb.stop()
-                        except Exception as e:
-                            if result.exception_info is None:
-                                result.exception_info = ExceptionInfo.from_exception(e)
+            self._teardown(result, sandboxes, early)
             result.finished_at = utcnow()
             scrub_tree(paths.root, self._secrets)
             text = scrub_text(result.model_dump_json(indent=2), self._secrets)
             write_atomic(paths.result, text)
         # What callers see (reports, proposer feedback) is the scrubbed record too.
         return TrialResult.model_validate_json(text) if self._secrets else result
+
+    def _teardown(self, result: TrialResult, sandboxes: list[Sandbox], early: PendingSandbox | None) -> None:
+        """Remove the trial's sandboxes, then an early verifier's it never used (waiting for its start: a Ctrl-C in
+        that wait leaves its removal to its worker, and must not keep the others up)."""
+        if not sandboxes and early is None:
+            return
+        result.teardown = TimingInfo()
+        with _timed(result.teardown):
+            self._stop_all(result, sandboxes)
+            if early is not None and (unused := early.take()) is not None:
+                self._stop_all(result, [unused])
+
+    @staticmethod
+    def _stop_all(result: TrialResult, sandboxes: list[Sandbox]) -> None:
+        for sb in sandboxes:
+            try:
+                sb.stop()
+            except Exception as e:
+                if result.exception_info is None:
+                    result.exception_info = ExceptionInfo.from_exception(e)
 
     def _agent_phases(
         self,
@@ -271,22 +325,31 @@ class TrialRunner:
         sandboxes: list[Sandbox],
         *,
         keep_agent: bool = False,
+        early: PendingSandbox | None = None,
     ) -> None:
-        """``keep_agent``: a separate-mode verifier leaves the agent's sandbox up (a multi-step task's next step)."""
+        """``keep_agent``: a separate-mode verifier leaves the agent's sandbox up (a multi-step task's next step).
+        ``early``: the separate verifier's sandbox, started while the agent worked."""
         cfg = task.config.verifier
         result.verifier = TimingInfo()
         limit = cfg.timeout_sec + self.options.watchdog_grace_sec
         verifier: Verifier | None = None
+        removal: _AgentRemoval | None = None
         try:
             with _Watchdog(limit, "verifier phase ([verifier].timeout_sec)", sandboxes), _timed(result.verifier):
+                before_tests: Callable[[], None] | None = None
                 if cfg.environment_mode == "separate":
-                    sandbox = self._verifier_sandbox(task, paths, sandbox, sandboxes, stop_agent=not keep_agent)
+                    sandbox, removal = self._verifier_sandbox(
+                        task, paths, sandbox, sandboxes, stop_agent=not keep_agent, early=early
+                    )
+                    before_tests = None if removal is None else removal.join
                 else:
                     end_agent_processes(sandbox, mark)
                     self._narrow_network(task, sandbox)
                 verifier = Verifier(task, sandbox, paths.verifier_dir, passed_env=self.options.passed_env)
-                result.verifier_result = verifier.verify()
+                result.verifier_result = verifier.verify(before_tests=before_tests)
         finally:
+            if removal is not None:
+                removal.wait()  # never left running past the trial, whatever failed first
             if verifier is not None and verifier.tests_seconds is not None:
                 result.command_seconds["tests"] = verifier.tests_seconds
 
@@ -301,29 +364,76 @@ class TrialRunner:
             )
         sandbox.disconnect_network()
 
-    def _verifier_sandbox(
-        self, task: Task, paths: TrialPaths, agent_sandbox: Sandbox, sandboxes: list[Sandbox], *, stop_agent: bool
-    ) -> Sandbox:
-        """A fresh container of the same image holding only the declared artifacts (Harbor's separate mode)."""
-        if stop_agent:
-            agent_sandbox.stop()
-        image = self.builder.image_for(task)
-        spec = self.builder.spec_for(
+    def _verifier_spec(self, task: Task, paths: TrialPaths) -> SandboxSpec:
+        return self.builder.spec_for(
             task,
-            image,
+            self.builder.image_for(task),
             name_hint=f"{paths.root.name}__verifier",
             run_id=self.run_id,
             network=self._network(task.config.verifier_network_mode),
         )
-        sandbox = self.backend.create(spec)
-        sandboxes.append(sandbox)
-        self._started(sandbox)
-        sandbox.exec(_MKDIR_LOGS, timeout=30, user="0")
-        for artifact in task.config.artifact_paths:
-            src = artifact_dest(paths.artifacts_dir, artifact)
-            if src.exists():
-                sandbox.upload(src, artifact)
+
+    def _start_verifier_early(self, task: Task, paths: TrialPaths) -> PendingSandbox | None:
+        """A single-step separate verifier's sandbox, started in a worker while the agent works."""
+        cfg = task.config
+        if not self.options.prestart_verifier or cfg.is_multi_step or cfg.verifier.environment_mode != "separate":
+            return None
+        try:
+            return PendingSandbox(self._early.submit(self._early_verifier, task, paths))
+        except RuntimeError:  # the runner is closed (or the interpreter exiting): start it when needed
+            return None
+
+    def _early_verifier(self, task: Task, paths: TrialPaths) -> Sandbox | None:
+        spec = self._verifier_spec(task, paths)
+        # Where one network joins it to the agent's container, only a sandbox with nothing of its own listening may
+        # exist while the agent works (an ENTRYPOINT's server could be primed by the agent's processes).
+        joined = spec.network and self._network(task.config.agent_network_mode)
+        if joined and (not isinstance(self.backend, ImageProcesses) or self.backend.runs_own_processes(spec)):
+            return None
+        sandbox = self._started(self.backend.create(spec))
+        try:
+            sandbox.exec(_MKDIR_LOGS, timeout=30, user="0")
+        except BaseException:
+            sandbox.stop()
+            raise
         return sandbox
+
+    def _verifier_sandbox(
+        self,
+        task: Task,
+        paths: TrialPaths,
+        agent_sandbox: Sandbox,
+        sandboxes: list[Sandbox],
+        *,
+        stop_agent: bool,
+        early: PendingSandbox | None = None,
+    ) -> tuple[Sandbox, _AgentRemoval | None]:
+        """A fresh container of the same image holding only the declared artifacts (Harbor's separate mode).
+
+        With one started early, the agent's sandbox is removed while the artifacts and tests go in; the returned
+        removal must be joined before the tests run. Else it is removed first, then the fresh one starts."""
+        sandbox = early.take() if early is not None else None
+        removal: _AgentRemoval | None = None
+        if sandbox is not None:
+            sandboxes.append(sandbox)
+            removal = _AgentRemoval(agent_sandbox) if stop_agent else None
+        else:
+            if stop_agent:
+                agent_sandbox.stop()
+            sandbox = self.backend.create(self._verifier_spec(task, paths))
+            sandboxes.append(sandbox)
+            self._started(sandbox)
+            sandbox.exec(_MKDIR_LOGS, timeout=30, user="0")
+        try:
+            for artifact in task.config.artifact_paths:
+                src = artifact_dest(paths.artifacts_dir, artifact)
+                if src.exists():
+                    sandbox.upload(src, artifact)
+        except BaseException:
+            if removal is not None:
+                removal.wait()
+            raise
+        return sandbox, removal
 
     @staticmethod
     def _collect_agent_outputs(task: Task, sandbox: Sandbox, paths: TrialPaths) -> None:

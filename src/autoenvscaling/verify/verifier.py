@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from autoenvscaling.sandbox.base import Sandbox, SandboxError
@@ -138,8 +138,11 @@ class Verifier:
             shutil.rmtree(self.verifier_dir)
         self.sandbox.download(CONTAINER_LOGS_VERIFIER, self.verifier_dir)
 
-    def verify(self) -> VerifierResult:
+    def verify(self, *, before_tests: Callable[[], None] | None = None) -> VerifierResult:
+        """``before_tests``: called between steps 2 and 3 (the trial waits there for the agent's sandbox to go)."""
         self.prepare()
+        if before_tests is not None:
+            before_tests()
         self.run_tests()
         self._collect()
         return VerifierResult(rewards=read_rewards(self.verifier_dir))
