@@ -3,8 +3,10 @@ whose tests hold recorded outputs is accepted only when a solver that sees the i
 alone (no solution, no tests) reproduces them at least once in K attempts.
 
 Attempts stop at the first success. An attempt whose trial failed for infrastructure reasons (no reward) is
-kept as ``None`` and does not count as a reproduction, nor as a failure to reproduce: if no attempt got a
-reward at all, the result is an error.
+kept as ``None`` and counts neither as a reproduction nor as a failure to reproduce: it is run again, so a
+verdict rests on ``attempts`` rewarded attempts, with up to ``attempts`` such reruns in all. When the reruns run
+out before the attempts did, and nothing was reproduced, the result is an error: infrastructure failures never
+become a rejection.
 """
 
 from __future__ import annotations
@@ -52,20 +54,28 @@ def reproduce(
     task = load_task(task_dir)
     runner = TrialRunner(backend, builder or EnvironmentBuilder(backend), run_id=run_id, prewarm=False)
     try:
-        for i in range(1, attempts + 1):
+        i = rewarded = 0
+        while rewarded < attempts and i - rewarded < attempts:
+            i += 1
             trial_dir = trials_dir / f"{task_dir.name}__blind-{i}"
             res = runner.run(task, agent_factory(), trial_dir, agent_timeout_sec=agent_timeout_sec)
             ctx = res.agent_result
             if ctx is not None:
                 out.tokens += (ctx.n_input_tokens or 0) + (ctx.n_output_tokens or 0)
             out.rewards.append(res.reward)
+            rewarded += res.reward is not None
             if res.reward is None and res.exception_info is not None:
                 out.error = f"{res.exception_info.exception_type}: {res.exception_info.exception_message}"
             if out.reproduced:
                 break
     finally:
         runner.close()
-    if out.reproduced or any(r is not None for r in out.rewards):
+    if out.reproduced or rewarded >= attempts:
         out.error = None
+    else:
+        last = out.error or "a trial ended without a reward"
+        out.error = (
+            f"only {rewarded} of {attempts} blind attempts got a reward; last error: {last}" if rewarded else last
+        )
     out.wall_sec = time.perf_counter() - started
     return out
