@@ -102,6 +102,7 @@ def _autoenv(log: Path, *args: str) -> subprocess.Popen[bytes]:
                                 stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
 
 
+@pytest.mark.timeout(2700)  # its own waits allow 900 s to the first checkpoint and 1800 s to finish
 def test_two_trl_grpo_rounds_killed_in_training_resume_and_round_two_solves_with_the_adapter(tmp_path: Path) -> None:
     run = tmp_path / "fw"
     overrides = ["train.kind=trl-grpo", "train.base_model=tiny", "train.steps=2", "train.prompts_per_step=1",
