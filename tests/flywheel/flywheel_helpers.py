@@ -32,17 +32,6 @@ def autoenv(*args: str, crash_at: str | None = None, timeout: float = 600) -> su
     )
 
 
-def containers_of(run_id: str) -> list[str]:
-    import docker
-
-    client = docker.from_env()
-    try:
-        found = client.containers.list(all=True, filters={"label": [f"autoenvscaling.run={run_id}"]})
-        return [c.name or c.id or "" for c in found]
-    finally:
-        client.close()
-
-
 def _norm(value: Any, root: str) -> Any:
     if isinstance(value, str):  # the run dir's path, and its name (the run id)
         return value.replace(root, "<run>").replace(Path(root).name, "<run-id>")

@@ -12,13 +12,14 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from flywheel_helpers import EXAMPLES, containers_of
+from flywheel_helpers import EXAMPLES
 
 from autoenvscaling.export import round as export_round
 from autoenvscaling.flywheel.config import load_config
 from autoenvscaling.flywheel.records import CalibrateOutput, DedupOutput, ExportOutput, ValidateOutput
 from autoenvscaling.flywheel.rounds import Flywheel
 from autoenvscaling.pool import EnvStatus, Pool, storage
+from docker_helpers import containers_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 DOWN = {"error": "endpoint down (HTTP 503 after retries)"}

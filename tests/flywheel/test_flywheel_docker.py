@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
-from flywheel_helpers import SCRIPTED, autoenv, containers_of, snapshot
+from flywheel_helpers import SCRIPTED, autoenv, snapshot
 
 from autoenvscaling.pool import EnvStatus, Pool
+from docker_helpers import containers_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

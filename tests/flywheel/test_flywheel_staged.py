@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from flywheel_helpers import EXAMPLES, containers_of
+from flywheel_helpers import EXAMPLES
 
 from autoenvscaling.flywheel.config import load_config
 from autoenvscaling.flywheel.records import ValidateOutput
 from autoenvscaling.flywheel.rounds import Flywheel
 from autoenvscaling.pool import Pool
+from docker_helpers import containers_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -16,27 +16,17 @@ import pytest
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.train.environment import RolloutSettings, TaskEnvFactory
 from autoenvscaling.train.rows import load_rows
+from docker_helpers import containers_of
 
 pytestmark = pytest.mark.docker
 
 SEED_TASK = Path(__file__).resolve().parents[2] / "examples" / "flywheel" / "tasks" / "seed-count-words"
 
 
-def _containers(run_id: str) -> list[str]:
-    import docker
-
-    client = docker.from_env()
-    try:
-        found = client.containers.list(all=True, filters={"label": [f"autoenvscaling.run={run_id}"]})
-        return [c.name or "" for c in found]
-    finally:
-        client.close()
-
-
 def _settles_at(run_id: str, count: int, timeout: float = 60.0) -> bool:
     """Whether the run's containers come to ``count`` (a separate verifier's starts in the background)."""
     deadline = time.monotonic() + timeout
-    while len(_containers(run_id)) != count:
+    while len(containers_of(run_id)) != count:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.1)
@@ -59,7 +49,7 @@ def test_oracle_commands_score_one_and_nothing_scores_zero(
         assert env.bash("false").endswith("[exit code 1]")
         assert env.get_reward() == 1.0
         assert env.get_reward() == 1.0  # scored once
-        assert _containers(run_id) == []
+        assert containers_of(run_id) == []
         trial = env.trial_result
         assert trial is not None and trial.agent_result is not None
         assert trial.agent_result.metadata["commands"] == 4
@@ -68,7 +58,7 @@ def test_oracle_commands_score_one_and_nothing_scores_zero(
         assert env.get_reward() == 0.0  # the do-nothing rollout
         with pytest.raises(RuntimeError, match="no task is running"):
             env.bash("true")
-    assert _containers(run_id) == []
+    assert containers_of(run_id) == []
 
 
 def test_abandoned_and_failed_rollouts_leave_no_container(
@@ -96,7 +86,7 @@ def test_abandoned_and_failed_rollouts_leave_no_container(
         pass
     finally:
         factory.close()
-    assert _containers(run_id) == []
+    assert containers_of(run_id) == []
     assert second.get_reward() is None  # closed before it was scored: an error, not a 0
 
 
@@ -112,7 +102,7 @@ def test_a_task_that_cannot_start_is_an_error_not_a_zero(docker_backend: Sandbox
         with pytest.raises(RuntimeError, match="the container did not start: BuildError"):
             env.bash("true")
         assert env.get_reward() is None
-    assert _containers(run_id) == []
+    assert containers_of(run_id) == []
 
 
 # A trainer process that scores one rollout, leaves the next one open and exits without closing the factory.
@@ -140,4 +130,4 @@ def test_exit_without_close_leaves_no_container(export_dir: Path, tmp_path: Path
     proc = subprocess.run([sys.executable, "-c", _EXITS_WITHOUT_CLOSE, str(export_dir), str(tmp_path / "rollouts"),
                            run_id], capture_output=True, text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0 and "exiting" in proc.stdout, proc.stdout + proc.stderr
-    assert _containers(run_id) == []  # the open rollout's two (its verifier's started early) removed at exit
+    assert containers_of(run_id) == []  # the open rollout's two (its verifier's started early) removed at exit

@@ -18,6 +18,7 @@ import pytest
 from autoenvscaling.train.job import TrainJob, run_job
 from autoenvscaling.train.progress import CHECKPOINTS, ROLLOUTS, STEPS
 from autoenvscaling.train.settings import TrainSettings
+from docker_helpers import containers_of
 
 pytest.importorskip("trl")
 pytestmark = [
@@ -62,16 +63,6 @@ def _rollouts(out: Path) -> set[str]:
     return {p.name for p in (out / ROLLOUTS).iterdir()} if (out / ROLLOUTS).is_dir() else set()
 
 
-def _containers(run_id: str) -> list[str]:
-    import docker
-
-    client = docker.from_env()
-    try:
-        return [c.name for c in client.containers.list(all=True, filters={"label": f"autoenvscaling.run={run_id}"})]
-    finally:
-        client.close()
-
-
 def test_a_job_killed_after_its_first_step_resumes_from_it(tmp_path: Path, export_dir: Path) -> None:
     out, run_id = tmp_path / "train", f"train-resume-{uuid.uuid4().hex[:8]}"
     job = TrainJob(kind="trl-grpo", settings=TrainSettings(**TINY), export_dir=str(export_dir), out_dir=str(out),
@@ -93,7 +84,7 @@ def test_a_job_killed_after_its_first_step_resumes_from_it(tmp_path: Path, expor
     assert _steps_logged(out) == [1, 2]  # step 1 was not trained (nor logged) again
     second = _rollouts(out) - first_rollouts
     assert second and len(second) == len(first_rollouts)  # exactly one more step's rollouts
-    assert not _containers(run_id)
+    assert not containers_of(run_id)
 
 
 def _autoenv(log: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -136,4 +127,4 @@ def test_two_trl_grpo_rounds_killed_in_training_resume_and_round_two_solves_with
     assert solve2["solver"] == f"hf:{adapter}"  # round 2 solves with round 1's adapter
     r1, r2 = (json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines())
     assert r1["round"] == 1 and r2["round"] == 2
-    assert not _containers(run.name)
+    assert not containers_of(run.name)

@@ -18,6 +18,7 @@ from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import AgentContext, AgentInfo, TrialResult
 from autoenvscaling.verify.trial import TrialOptions, TrialRunner
 from autoenvscaling.verify.trial_agents import OracleAgent, TrialAgent
+from docker_helpers import containers_of
 
 TOML = """\
 schema_version = "1.4"
@@ -204,17 +205,6 @@ def docker_backend() -> Iterator[SandboxBackend]:
     yield backend
 
 
-def _containers(run_id: str) -> list[str]:
-    import docker
-
-    client = docker.from_env()
-    try:
-        found = client.containers.list(all=True, filters={"label": [f"autoenvscaling.run={run_id}"]})
-        return [c.name or "" for c in found]
-    finally:
-        client.close()
-
-
 class _FailingAgent:
     """Waits until both of the trial's containers run (the early verifier's too), then fails."""
 
@@ -227,8 +217,8 @@ class _FailingAgent:
         return None
 
     def run(self, sandbox: Sandbox, task: Task, agent_dir: Path, timeout_sec: float | None) -> AgentContext:
-        _wait(lambda: len(_containers(self.run_id)) == 2, 120)  # a loaded engine's shell start can take 30 s
-        self.saw = len(_containers(self.run_id))
+        _wait(lambda: len(containers_of(self.run_id)) == 2, 120)  # a loaded engine's shell start can take 30 s
+        self.saw = len(containers_of(self.run_id))
         raise self.fail
 
 
@@ -245,7 +235,7 @@ def test_docker_separate_trial_same_reward_with_and_without_early_start(
             res = runner.run(load_task(root), OracleAgent(), tmp_path / f"trial-{prestart}")
             assert res.exception_info is None, res.exception_info
             assert res.reward == 1.0  # out.txt came over, other.txt did not: a fresh container either way
-            assert _containers(run_id) == []
+            assert containers_of(run_id) == []
         finally:
             runner.close()
     broken = _task(tmp_path / "broken", solve="echo nope > /app/out.txt")
@@ -265,7 +255,7 @@ def test_docker_failed_agent_phase_leaves_no_container(docker_backend: SandboxBa
         res = runner.run(load_task(_task(tmp_path / "t")), agent, tmp_path / "trial")
         assert res.exception_info is not None and res.exception_info.exception_type == "RuntimeError"
         assert agent.saw == 2  # the verifier's container had started early
-        assert _containers(run_id) == []
+        assert containers_of(run_id) == []
     finally:
         runner.close()
 
@@ -279,6 +269,6 @@ def test_docker_ctrl_c_leaves_no_container(docker_backend: SandboxBackend, tmp_p
         with pytest.raises(KeyboardInterrupt):
             runner.run(load_task(_task(tmp_path / "t")), agent, tmp_path / "trial")
         assert agent.saw == 2
-        assert _containers(run_id) == []  # removed before run() re-raised
+        assert containers_of(run_id) == []  # removed before run() re-raised
     finally:
         runner.close()
