@@ -17,6 +17,7 @@ from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.validate.report import Verdict
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
+from docker_helpers import containers_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 IMAGE = "autoenv/terminal:latest"
@@ -78,11 +79,13 @@ def backend() -> DockerBackend:
 
 
 def _left(run_id: str) -> list[str]:
+    """The run's containers and networks still on the engine."""
     client = docker.from_env()
-    label = {"label": f"{LABEL_RUN}={run_id}"}
-    return [c.name or "" for c in client.containers.list(all=True, filters=label)] + [
-        n.name or "" for n in client.networks.list(filters=label)
-    ]
+    try:
+        networks = client.networks.list(filters={"label": f"{LABEL_RUN}={run_id}"})
+    finally:
+        client.close()
+    return containers_of(run_id) + [n.name or "" for n in networks]
 
 
 def test_a_service_that_needs_the_network_is_scanned_with_it(backend: DockerBackend, tmp_path: Path) -> None:
