@@ -30,6 +30,7 @@ from autoenvscaling.sandbox.base import (
 from autoenvscaling.sandbox.compose_sandbox import LABEL_VOLUME, ComposeSandbox
 from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.sandbox.janitor import collect
+from docker_helpers import containers_of
 
 pytestmark = pytest.mark.docker
 
@@ -56,7 +57,7 @@ def run_id() -> Iterator[str]:
 def _left(run: str) -> tuple[list[str], list[str], list[str]]:
     client = docker.from_env()
     label = {"label": f"{LABEL_RUN}={run}"}
-    containers = [c.name or "" for c in client.containers.list(all=True, filters=label)]
+    containers = containers_of(run)
     volumes = [v.name or "" for v in client.volumes.list(filters=label)]
     return containers, [n.name or "" for n in client.networks.list(filters=label)], volumes
 

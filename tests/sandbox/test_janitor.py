@@ -74,3 +74,39 @@ def test_gc_cli(docker_backend: DockerBackend) -> None:
         assert kept.exit_code == 0 and "kept 1 container" in kept.output
         gone = CliRunner().invoke(app, ["sandbox", "gc", "--run", run, "--all"])
         assert gone.exit_code == 0 and f"removed container {sb.id}" in gone.output
+
+
+class _VanishingApi:
+    """An engine whose listed containers are all removed by their own run before gc reaches them."""
+
+    def __init__(self) -> None:
+        self.removed: list[str] = []
+
+    def containers(self, all: bool = False, filters: dict[str, object] | None = None) -> list[dict[str, object]]:
+        dead = {**owner_labels(), "autoenvscaling.pid": str(dead_pid())}
+        return [
+            {"Id": "abc123", "Names": ["/gone"], "Labels": dead},
+            {"Id": "def456", "Names": ["/here"], "Labels": dead},
+        ]
+
+    def remove_container(self, container: str, force: bool = False, v: bool = False) -> None:
+        import docker.errors
+
+        if container == "abc123":
+            raise docker.errors.NotFound("No such container: abc123")
+        self.removed.append(container)
+
+
+class _VanishingClient:
+    def __init__(self) -> None:
+        self.api = _VanishingApi()
+        empty = type("Empty", (), {"list": staticmethod(lambda **_: [])})
+        self.networks = self.volumes = empty()
+        self.images = type("Images", (), {"prune": staticmethod(lambda **_: {})})()
+
+
+def test_gc_skips_a_container_removed_while_it_runs() -> None:
+    """A live run removes its own containers while gc lists them: gc neither fails nor counts them."""
+    client = _VanishingClient()
+    report = collect(client)  # type: ignore[arg-type]
+    assert report.containers == ["here"] and client.api.removed == ["def456"]

@@ -23,6 +23,7 @@ from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import AgentContext, AgentInfo
 from autoenvscaling.verify.trial import TrialOptions, TrialRunner
 from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent
+from docker_helpers import containers_of
 
 pytestmark = pytest.mark.docker
 
@@ -47,7 +48,7 @@ def _unique(tmp_path: Path, name: str) -> Path:
 def _left(run_id: str) -> tuple[list[str], list[str], list[str]]:
     client = docker.from_env()
     label = {"label": f"{LABEL_RUN}={run_id}"}
-    containers = [c.name or "" for c in client.containers.list(all=True, filters=label)]
+    containers = containers_of(run_id)
     volumes = [v.name or "" for v in client.volumes.list(filters=label)]
     return containers, [n.name or "" for n in client.networks.list(filters=label)], volumes
 

@@ -15,7 +15,7 @@ import time
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -90,17 +90,18 @@ def collect(client: docker.DockerClient, run_id: str | None = None, *, include_l
     # LABEL_OWNER_PID as well: containers that merely inherit LABEL from a catalog image are not ours.
     filters = [LABEL, LABEL_OWNER_PID] + ([f"{LABEL_RUN}={run_id}"] if run_id else [])
     try:
-        containers = client.containers.list(all=True, filters={"label": filters})
-        for c in containers:
-            labels = c.labels or {}
-            if not include_live and owner_alive(labels):
-                report.skipped_live.append(c.name or c.id or "")
+        # The low-level list: the high-level one inspects each container in turn and fails on one that a live run
+        # removes between the list and its inspect.
+        for c in client.api.containers(all=True, filters={"label": filters}):
+            name = _container_name(c)
+            if not include_live and owner_alive(c.get("Labels") or {}):
+                report.skipped_live.append(name)
                 continue
             try:
-                c.remove(force=True, v=True)
+                client.api.remove_container(c["Id"], force=True, v=True)
             except docker.errors.NotFound:
                 continue
-            report.containers.append(c.name or c.id or "")
+            report.containers.append(name)
         _collect_networks(client, filters, include_live, report)
         _collect_volumes(client, filters, include_live, report)
         pruned = client.images.prune(filters={"dangling": True, "label": LABEL})
@@ -108,6 +109,12 @@ def collect(client: docker.DockerClient, run_id: str | None = None, *, include_l
         raise SandboxError(f"cleanup failed: {e.explanation or e}") from None
     report.images = [d["Deleted"] for d in pruned.get("ImagesDeleted") or [] if "Deleted" in d]
     return report
+
+
+def _container_name(entry: dict[str, Any]) -> str:
+    """A container's name from an entry of the engine's container list (names there start with a slash)."""
+    names = entry.get("Names") or []
+    return names[0].lstrip("/") if names else str(entry.get("Id", ""))
 
 
 def _collect_networks(client: docker.DockerClient, filters: list[str], include_live: bool, report: GcReport) -> None:
@@ -171,7 +178,7 @@ def collect_images(
     import docker.errors
 
     report = ImageGcReport()
-    in_use = {c.attrs.get("Image") for c in client.containers.list(all=True)}
+    in_use = {c.get("ImageID") for c in client.api.containers(all=True)}  # low-level: no inspect to race with removals
     now = time.time()
     candidates = []
     for image in client.images.list(filters={"label": LABEL}):
