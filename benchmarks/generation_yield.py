@@ -39,6 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from autoenvscaling.agent.config import guarded_solver
 from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.llm.config import parse_model_arg
 from autoenvscaling.llm.cost import estimate_cost
@@ -305,13 +306,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 proposer=proposer,
                 validation=ValidationConfig(repeats=args.repeats),
                 reproduce_attempts=args.reproduce,
-                solver={
-                    "max_turns": args.solver_turns,
-                    "review_before_submit": True,
-                    "preview_inputs": 3,
-                    "stop_after_block": True,
-                    "max_repeats": 3,
-                },
+                solver=guarded_solver(args.solver_turns),
             )
             cpu0, t0 = _cpu(), time.perf_counter()
             try:

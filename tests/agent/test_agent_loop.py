@@ -373,3 +373,28 @@ def test_max_repeats_ends_a_run_stuck_on_one_command(sandbox: Sandbox, tmp_path:
     # A different command in between starts the count again.
     agent, _ = make_agent([bash("ls"), bash("ls"), bash("pwd"), bash("pwd"), "submit"], sandbox, max_repeats=2)
     assert agent.run("task").exit_reason == "submitted"
+
+
+def test_outputs_before_submit_refuses_a_submit_while_a_named_output_is_missing_or_empty(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    sandbox.exec("mkdir -p /app && echo 1 > /app/in.txt")
+    task = "Copy the first line of /app/in.txt to /app/out.txt."
+    replies = ["submit", bash("touch /app/out.txt"), "submit", bash("cat /app/in.txt > /app/out.txt"), "submit"]
+    agent, model = make_agent(replies, sandbox, tmp_path, outputs_before_submit=2, min_commands_before_submit=0)
+    result = agent.run(task)
+    assert result.exit_reason == "submitted" and result.turns == 5
+    # Named and absent at the start: /app/out.txt only (/app/in.txt existed). Missing, then empty: both refused.
+    assert "Not submitted: the task names /app/out.txt" in model.calls[1][-1].content
+    assert "Not submitted" in model.calls[3][-1].content
+    traj = read_trajectory(tmp_path / "agent" / "trajectory.json")
+    refused = [s.extra["outputs_missing"] for s in traj.steps if s.extra and "outputs_missing" in s.extra]
+    assert refused == [["/app/out.txt"], ["/app/out.txt"]]
+
+
+def test_outputs_before_submit_gives_up_after_its_budget_and_is_off_by_default(sandbox: Sandbox) -> None:
+    task = "Write the answer to /app/answer.txt."
+    agent, _ = make_agent(["submit", "submit"], sandbox, outputs_before_submit=1, min_commands_before_submit=0)
+    assert agent.run(task).turns == 2  # one refusal, then the submit stands (the verifier decides)
+    agent, _ = make_agent(["submit"], sandbox, min_commands_before_submit=0)
+    assert agent.run(task).turns == 1

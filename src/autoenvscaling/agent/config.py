@@ -27,6 +27,14 @@ class AgentConfig(BaseModel):
         description="answer the first submit with a request to print and check the output first (small models "
         "submit work they never looked at); the second submit ends the run",
     )
+    outputs_before_submit: int = Field(
+        default=0,
+        ge=0,
+        le=5,
+        description="refuse up to this many submits while a path the task names by absolute path, absent when the "
+        "run started, is still missing or empty (small models submit before writing the file the task asks for, "
+        "or after writing it empty); each refusal names the paths; 0: off",
+    )
     stop_after_block: bool = Field(
         default=False,
         description="bash_block format: generation stops at the first block's closing fence (a small model otherwise "
@@ -56,3 +64,16 @@ class AgentConfig(BaseModel):
         default_factory=dict, description="template overrides by file name, e.g. {'system.j2': '...'}"
     )
     agent_name: str = "autoenv-terminal"
+
+
+def guarded_solver(max_turns: int) -> AgentConfig:
+    """The solver settings a round uses by default: every guard for small models on (a capable model rarely
+    trips them, and each costs a model call only when it fires)."""
+    return AgentConfig(
+        max_turns=max_turns,
+        review_before_submit=True,
+        outputs_before_submit=2,
+        preview_inputs=3,
+        stop_after_block=True,
+        max_repeats=3,
+    )

@@ -1,6 +1,7 @@
 """What the loop does for small models, kept out of the loop's steps: the first lines of the task's input files
 shown up front, a re-sent plan advanced to its first block that never ran, a command identical to the previous
-one refused, generation stopped at a block's closing fence, and a look at the output asked for before submitting."""
+one refused, generation stopped at a block's closing fence, a look at the output asked for before submitting, and a
+submit refused while a file the task names is still missing or empty."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def input_preview(sandbox: Sandbox, task_prompt: str, limit: int) -> str:
     """The first lines of up to ``limit`` existing files the task names by absolute path, as one shell run shows
     them; empty when ``limit`` is 0, when none exists, or when the sandbox cannot run it (the agent then looks for
     itself)."""
-    paths = list(dict.fromkeys(m.group(1).rstrip(".,:;)") for m in _ABS_PATH.finditer(task_prompt)))
+    paths = named_paths(task_prompt)
     if not limit or not paths:
         return ""
     quoted = " ".join(shlex.quote(p) for p in paths[:16])
@@ -46,6 +47,45 @@ def input_preview(sandbox: Sandbox, task_prompt: str, limit: int) -> str:
     except SandboxError:
         return ""
     return result.output.strip("\n") if result.exit_code == 0 and not result.timed_out else ""
+
+
+def named_paths(task_prompt: str) -> list[str]:
+    """The absolute paths the task names, in order, without repeats."""
+    return list(dict.fromkeys(m.group(1).rstrip(".,:;)") for m in _ABS_PATH.finditer(task_prompt)))
+
+
+def _each_failing(sandbox: Sandbox, test: str, paths: list[str]) -> list[str] | None:
+    """The paths for which ``test -<test> PATH`` fails, one short exec each (None when the sandbox cannot say)."""
+    failing = []
+    for path in paths:
+        try:
+            result = sandbox.exec(f"test -{test} {shlex.quote(path)}", timeout=10)
+        except SandboxError:
+            return None
+        if result.timed_out or result.exit_code not in (0, 1):
+            return None
+        if result.exit_code == 1:
+            failing.append(path)
+    return failing
+
+
+def absent_named_paths(sandbox: Sandbox, task_prompt: str, limit: int = 8) -> list[str]:
+    """The first ``limit`` paths the task names that do not exist yet: the files the task will likely ask for
+    (empty when the sandbox cannot say)."""
+    return (_each_failing(sandbox, "e", named_paths(task_prompt)[:16]) or [])[:limit]
+
+
+def missing_outputs(sandbox: Sandbox, paths: list[str]) -> list[str]:
+    """The ``paths`` that are still missing, or files with nothing in them (none when the sandbox cannot say)."""
+    return _each_failing(sandbox, "s", paths) or []
+
+
+def outputs_missing_note(paths: list[str]) -> str:
+    listed = ", ".join(paths)
+    return (
+        f"Not submitted: the task names {listed}, which is still missing or empty. Write what the task asks for "
+        "there, print it to check it, then reply submit again."
+    )
 
 
 def skip_replayed_plan(action: Action, ran: set[str]) -> Action:

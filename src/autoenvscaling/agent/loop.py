@@ -23,8 +23,11 @@ from autoenvscaling.agent.errors import FormatError, LimitsExceeded, StuckRepeat
 from autoenvscaling.agent.guards import (
     REPEATED,
     REVIEW,
+    absent_named_paths,
     close_open_block,
     input_preview,
+    missing_outputs,
+    outputs_missing_note,
     skip_replayed_plan,
     stop_at_block_end,
 )
@@ -95,6 +98,8 @@ class Agent:
         self.repeats = 0
         self._repeats_in_a_row = 0
         self._reviewed = False
+        self._outputs: list[str] = []  # paths the task names that did not exist at the start (outputs_before_submit)
+        self._outputs_refused = 0
         self._started = time.monotonic()
         self._timeout = self.config.command_timeout_sec
 
@@ -106,6 +111,8 @@ class Agent:
             self.recorder.set_agent(self.agent_info())
         self.add_message("system", self.render("system.j2"))
         self.add_message("user", self.render("instance.j2", task=task_prompt, preview=self.preview(task_prompt)))
+        if self.config.outputs_before_submit:
+            self._outputs = absent_named_paths(self.sandbox, task_prompt)
         outcome: dict[str, Any] = {}
         try:
             exit_reason = outcome["exit_reason"] = self.loop()
@@ -156,6 +163,11 @@ class Agent:
             return
         self._errors_in_a_row = 0
         if action.kind == "submit":
+            if self._outputs_refused < self.config.outputs_before_submit and self._outputs:
+                missing = missing_outputs(self.sandbox, self._outputs)
+                if missing:
+                    self.on_outputs_missing(response, action, missing)
+                    return
             if self.config.review_before_submit and not self._reviewed:
                 self.on_review(response, action)
                 return
@@ -265,6 +277,14 @@ class Agent:
         self.add_feedback(REVIEW, action)
         results = [ObservationResult(source_call_id=self.call_id(action), content=REVIEW)]
         self.record(response, action, results, extra={"review_before_submit": True})
+
+    def on_outputs_missing(self, response: ModelResponse, action: Action, missing: list[str]) -> None:
+        """A submit while a named path that was absent at the start is still missing or empty: not yet."""
+        self._outputs_refused += 1
+        note = outputs_missing_note(missing)
+        self.add_feedback(note, action)
+        results = [ObservationResult(source_call_id=self.call_id(action), content=note)]
+        self.record(response, action, results, extra={"outputs_missing": missing})
 
     def on_repeat(self, response: ModelResponse, action: Action) -> None:
         """The same command twice in a row: not run (a loop, not a new step); the next reply is sampled hotter."""

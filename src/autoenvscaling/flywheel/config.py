@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from autoenvscaling.agent.config import AgentConfig
+from autoenvscaling.agent.config import AgentConfig, guarded_solver
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.execution.executors import ExecutorConfig
 from autoenvscaling.llm.config import ModelConfig, parse_model_arg
@@ -170,15 +170,7 @@ class FlywheelConfig(BaseModel):
         "docs/multi-node.md",
     )
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
-    solver: AgentConfig = Field(
-        default_factory=lambda: AgentConfig(
-            max_turns=30,
-            review_before_submit=True,
-            preview_inputs=3,
-            stop_after_block=True,
-            max_repeats=3,
-        )
-    )
+    solver: AgentConfig = Field(default_factory=lambda: guarded_solver(max_turns=30))
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)

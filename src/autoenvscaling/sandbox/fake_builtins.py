@@ -99,6 +99,9 @@ def _test(run: ShellRun, args: list[str], out: list[str], err: list[str]) -> int
     if len(args) == 2 and args[0] in ("-f", "-d", "-e"):
         path = run.abs(args[1])
         ok = {"-f": run.sb.is_file, "-d": run.sb.is_dir, "-e": run.sb.exists}[args[0]](path)
+    elif len(args) == 2 and args[0] == "-s":
+        path = run.abs(args[1])
+        ok = run.sb.is_dir(path) or (run.sb.is_file(path) and bool(run.sb.read_file(path)))
     elif len(args) == 2 and args[0] in ("-n", "-z"):
         ok = bool(args[1]) == (args[0] == "-n")
     elif len(args) == 3 and args[1] in ("=", "==", "!="):

@@ -24,7 +24,7 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, Field
 
-from autoenvscaling.agent.config import AgentConfig
+from autoenvscaling.agent.config import AgentConfig, guarded_solver
 from autoenvscaling.execution.executors import Executor, LocalExecutor
 from autoenvscaling.execution.rundir import ResultsLog, write_atomic
 from autoenvscaling.llm.base import Model
@@ -87,13 +87,7 @@ class ProposeConfig(BaseModel):
         "turns (solver.max_turns) bound the attempt, this only guards against a hang",
     )
     solver: AgentConfig = Field(
-        default_factory=lambda: AgentConfig(
-            max_turns=10,
-            review_before_submit=True,
-            preview_inputs=3,
-            stop_after_block=True,
-            max_repeats=3,
-        ),
+        default_factory=lambda: guarded_solver(max_turns=10),
         description="the blind solver's agent settings",
     )
 
