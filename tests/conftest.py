@@ -1,5 +1,5 @@
-"""Fixtures shared across test folders: a tiny task writer (tasks, cli), an open pool and a dir for task dirs
-(pool, export, cli)."""
+"""Fixtures shared across test folders: a tiny task writer (tasks, cli), an open pool, a dir for task dirs
+(pool, export, cli), and the real Docker engine (``docker_backend``, also as ``backend``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from autoenvscaling.images.catalog import BASE_IMAGE
 from autoenvscaling.pool import Pool
+from autoenvscaling.sandbox.docker import DockerBackend
 from task_factory import MakeTask, write_task
+
+TERMINAL_IMAGE = "autoenv/terminal:latest"  # the image most Docker-backed tests run tasks on
 
 
 @pytest.fixture
@@ -33,3 +37,22 @@ def make_task(tmp_path: Path) -> MakeTask:
         return write_task(tmp_path / name, files)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def docker_backend() -> Iterator[DockerBackend]:
+    """The real engine, once per session; fails (never skips) when an image the tests start from is missing."""
+    backend = DockerBackend()
+    for image in (BASE_IMAGE, TERMINAL_IMAGE):
+        if not backend.image_exists(image):
+            pytest.fail(f"{image} is missing: run `autoenv images bootstrap`")
+    try:
+        yield backend
+    finally:
+        backend.client.close()
+
+
+@pytest.fixture(scope="session")
+def backend(docker_backend: DockerBackend) -> DockerBackend:
+    """``docker_backend`` under the name the Docker-backed validate, verify and proposer tests use."""
+    return docker_backend

@@ -11,14 +11,6 @@ from autoenvscaling.sandbox.base import SandboxSpec
 from autoenvscaling.sandbox.docker import DockerBackend, DockerSandbox
 
 
-@pytest.fixture(scope="session")
-def docker_backend() -> DockerBackend:
-    backend = DockerBackend()
-    if not backend.image_exists(BASE_IMAGE):
-        pytest.fail(f"{BASE_IMAGE} is missing: run `autoenv images bootstrap`")
-    return backend
-
-
 @pytest.fixture
 def sandbox(docker_backend: DockerBackend) -> Iterator[DockerSandbox]:
     with docker_backend.create(SandboxSpec(image=BASE_IMAGE, name_hint="test")) as sb:

@@ -39,14 +39,6 @@ SERVER = ["python3", "-m", "http.server", "8000", "--directory", "/etc"]
 HEALTHY = ServiceHealthcheck(test=["CMD", "curl", "-sf", "http://127.0.0.1:8000/hostname"], interval_sec=0.2)
 
 
-@pytest.fixture(scope="module")
-def backend() -> DockerBackend:
-    backend = DockerBackend()
-    if not backend.image_exists(IMAGE):
-        pytest.fail(f"{IMAGE} is missing: run `autoenv images bootstrap`")
-    return backend
-
-
 @pytest.fixture
 def run_id() -> Iterator[str]:
     run = f"compose-test-{uuid.uuid4().hex[:8]}"

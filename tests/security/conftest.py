@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hostile import MakeTask, write_task
-
-from autoenvscaling.images.catalog import BASE_IMAGE
-from autoenvscaling.sandbox.docker import DockerBackend
 
 
 @pytest.fixture
@@ -20,11 +16,3 @@ def make_task(tmp_path: Path) -> MakeTask:
         return write_task(tmp_path / f"task{next(counter)}", **kwargs)
 
     return make
-
-
-@pytest.fixture(scope="session")
-def docker_backend() -> Iterator[DockerBackend]:
-    backend = DockerBackend()
-    if not backend.image_exists(BASE_IMAGE):
-        pytest.fail(f"{BASE_IMAGE} is missing: run `autoenv images bootstrap`")
-    yield backend

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,13 +28,3 @@ def make_export(tmp_path: Path, tasks: list[Path]) -> Path:
 @pytest.fixture
 def export_dir(tmp_path: Path) -> Path:
     return make_export(tmp_path, EXAMPLE_TASKS)
-
-
-@pytest.fixture(scope="session")
-def docker_backend() -> Iterator[object]:
-    from autoenvscaling.sandbox.docker import DockerBackend
-
-    backend = DockerBackend()
-    if not backend.image_exists("autoenv/terminal:latest"):
-        pytest.fail("autoenv/terminal:latest is missing: run `autoenv images bootstrap`")
-    yield backend

@@ -32,14 +32,6 @@ VOLUMES = EXAMPLE.parent / "compose-volumes"
 IMAGE = "autoenv/terminal:latest"
 
 
-@pytest.fixture(scope="module")
-def backend() -> DockerBackend:
-    backend = DockerBackend()
-    if not backend.image_exists(IMAGE):
-        pytest.fail(f"{IMAGE} is missing: run `autoenv images bootstrap`")
-    return backend
-
-
 def _unique(tmp_path: Path, name: str) -> Path:
     """A run dir whose name (the run id, in every label) no concurrent run of the same tests shares."""
     return tmp_path / f"{name}-{uuid.uuid4().hex[:8]}"

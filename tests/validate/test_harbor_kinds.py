@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from autoenvscaling.images.catalog import BASE_IMAGE
 from autoenvscaling.roles.solve_run import SolveRun
 from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.validate.report import Verdict
@@ -20,14 +19,6 @@ pytestmark = pytest.mark.docker
 KINDS = Path(__file__).resolve().parents[2] / "examples" / "harbor-kinds"
 MULTI_STEP = KINDS / "multi-step"
 MULTI_REWARD = KINDS / "multi-reward"
-
-
-@pytest.fixture(scope="module")
-def backend() -> DockerBackend:
-    backend = DockerBackend()
-    if not backend.image_exists(BASE_IMAGE):
-        pytest.fail(f"{BASE_IMAGE} is missing: run `autoenv images bootstrap`")
-    return backend
 
 
 def _steps(trial_dir: Path) -> list[tuple[str, float | None]]:

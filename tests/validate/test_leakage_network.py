@@ -70,14 +70,6 @@ def _task(root: Path) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def backend() -> DockerBackend:
-    backend = DockerBackend()
-    if not backend.image_exists(IMAGE):
-        pytest.fail(f"{IMAGE} is missing: run `autoenv images bootstrap`")
-    return backend
-
-
 def _left(run_id: str) -> list[str]:
     """The run's containers and networks still on the engine."""
     client = docker.from_env()

@@ -23,14 +23,6 @@ UNREACHABLE_TOOLS = "registry.invalid/tools:latest"
 
 
 @pytest.fixture
-def backend() -> Iterator[DockerBackend]:
-    backend = DockerBackend()
-    if not backend.image_exists(BASE_IMAGE):
-        pytest.fail(f"{BASE_IMAGE} is missing: run `autoenv images bootstrap`")
-    yield backend
-
-
-@pytest.fixture
 def tools_image(backend: DockerBackend, tmp_path: Path) -> Iterator[str]:
     """A local image holding one tool file, the stand-in for the unreachable tools image."""
     tag = f"autoenv-test/alias-tools:{os.getpid()}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -193,16 +193,6 @@ def test_ctrl_c_removes_everything_before_run_returns(tmp_path: Path) -> None:
 
 
 # -- the same on Docker ----------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def docker_backend() -> Iterator[SandboxBackend]:
-    from autoenvscaling.sandbox.docker import DockerBackend
-
-    backend = DockerBackend()
-    if not backend.image_exists("autoenv/terminal:latest"):
-        pytest.fail("autoenv/terminal:latest is missing: run `autoenv images bootstrap`")
-    yield backend
 
 
 class _FailingAgent:

@@ -4,7 +4,6 @@ prompt-only calls, each candidate then validated by the pipeline (K=3 + nop + le
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,6 @@ from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.sandbox.docker import DockerBackend
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def backend() -> Iterator[DockerBackend]:
-    b = DockerBackend()
-    try:
-        yield b
-    finally:
-        b.client.close()
 
 
 def test_agentic_episode_checks_fixes_and_submits_a_valid_task(

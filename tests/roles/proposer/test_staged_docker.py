@@ -4,7 +4,6 @@ cross-oracle, and the blind reproduction that accepts or rejects recorded expect
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,15 +33,6 @@ IDEA = {
 INSTRUCTION = "Count the requests with status 404 in /app/data/access.log and write the number to /app/count404.txt."
 GOOD = "```bash\ngrep -c ' 404$' /app/data/access.log > /app/count404.txt\n```"
 OK = json.dumps({"decision": "ok", "reason": "it is the count"})
-
-
-@pytest.fixture(scope="module")
-def backend() -> Iterator[DockerBackend]:
-    b = DockerBackend()
-    try:
-        yield b
-    finally:
-        b.client.close()
 
 
 def _solver(*replies: str) -> SolverAgent:
