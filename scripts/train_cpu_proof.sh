@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The CPU proof: the embedded Qwen2.5-Coder-0.5B (its GGUF, dequantized by transformers, offline), a LoRA adapter,
-# 2 GRPO steps on the 2 flywheel example tasks (2 environments x 2 rollouts per step) in Docker, on the CPU.
+# 2 GRPO steps (2 environments x 4 rollouts per step) in Docker, on the CPU.
+# The default tasks (benchmarks/train_tasks/: write a fixed line, copy a file) are trivial on purpose: GRPO learns
+# only from a group whose rewards differ, and the 0.5B model solves the flywheel's example tasks (count words,
+# reverse lines; EXPORT=examples/flywheel/tasks) in none of its rollouts. The quality probes flag both as
+# hackable (the instruction is the answer); they exercise the trainer, not a skill.
 # Heavy for a 2-core machine (minutes, ~4 GB RAM): do not run it beside a benchmark.
 # Prints the per-step log (loss, reward mean); result.json holds wall time and peak RSS.
 set -euo pipefail
@@ -8,12 +12,14 @@ cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 OUT=${OUT:-runs/train-cpu-proof}
 STEPS=${STEPS:-2}
+EXPORT=${EXPORT:-benchmarks/train_tasks}
+GENERATIONS=${GENERATIONS:-4}
 mkdir -p "$OUT"
 BASE=$("$PY" -c 'from autoenvscaling.train.models import resolve_base; print(resolve_base("embedded:0.5b"))')
 cat > "$OUT/job.json" <<JSON
-{"kind": "trl-grpo", "export_dir": "$PWD/examples/flywheel/tasks", "out_dir": "$PWD/$OUT", "base_model": "$BASE",
+{"kind": "trl-grpo", "export_dir": "$(cd "$EXPORT" && pwd)", "out_dir": "$PWD/$OUT", "base_model": "$BASE",
  "run_id": "train-cpu-proof",
- "settings": {"steps": $STEPS, "prompts_per_step": 2, "num_generations": 2, "max_completion_length": 256,
+ "settings": {"steps": $STEPS, "prompts_per_step": 2, "num_generations": $GENERATIONS, "max_completion_length": 256,
               "max_tool_calling_iterations": 3, "learning_rate": 5e-5}}
 JSON
 started=$(date +%s)

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+echo "hello world" > /app/greeting.txt
