@@ -398,3 +398,20 @@ def test_outputs_before_submit_gives_up_after_its_budget_and_is_off_by_default(s
     assert agent.run(task).turns == 2  # one refusal, then the submit stands (the verifier decides)
     agent, _ = make_agent(["submit"], sandbox, min_commands_before_submit=0)
     assert agent.run(task).turns == 1
+
+
+def test_outputs_before_submit_ignores_url_paths_and_checks_declared_outputs(sandbox: Sandbox, tmp_path: Path) -> None:
+    """An example log line names /index.html: no output (its top-level dir does not exist). With declared outputs
+    (the task's artifacts), only the named paths among them count."""
+    sandbox.exec("mkdir -p /app/data && echo '10.0.0.1 GET /index.html 200' > /app/data/access.log")
+    task = "Write the lines of /app/data/access.log with status 200 to /app/ok.txt and a count to /app/n.txt.\n" + (
+        "A line looks like `10.0.0.1 GET /index.html 200`."
+    )
+    agent, model = make_agent(["submit", "submit"], sandbox, outputs_before_submit=1, min_commands_before_submit=0)
+    agent.run(task)
+    assert "the task names /app/ok.txt, /app/n.txt, which" in model.calls[1][-1].content
+    agent, model = make_agent(["submit", "submit"], sandbox, outputs_before_submit=1, min_commands_before_submit=0)
+    agent.run(task, outputs=["/app/ok.txt"])
+    assert "the task names /app/ok.txt, which" in model.calls[1][-1].content
+    agent, model = make_agent(["submit"], sandbox, outputs_before_submit=1, min_commands_before_submit=0)
+    assert agent.run("Fetch /index.html from the server.").turns == 1  # no output to wait for

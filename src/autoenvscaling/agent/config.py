@@ -32,8 +32,9 @@ class AgentConfig(BaseModel):
         ge=0,
         le=5,
         description="refuse up to this many submits while a path the task names by absolute path, absent when the "
-        "run started, is still missing or empty (small models submit before writing the file the task asks for, "
-        "or after writing it empty); each refusal names the paths; 0: off",
+        "run started and one of the task's declared outputs (artifacts; without them, below an existing top-level "
+        "directory), is still missing or empty (small models submit before writing the file the task asks for, or "
+        "after writing it empty); each refusal names the paths; 0: off",
     )
     stop_after_block: bool = Field(
         default=False,

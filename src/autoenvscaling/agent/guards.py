@@ -69,10 +69,23 @@ def _each_failing(sandbox: Sandbox, test: str, paths: list[str]) -> list[str] | 
     return failing
 
 
-def absent_named_paths(sandbox: Sandbox, task_prompt: str, limit: int = 8) -> list[str]:
-    """The first ``limit`` paths the task names that do not exist yet: the files the task will likely ask for
-    (empty when the sandbox cannot say)."""
-    return (_each_failing(sandbox, "e", named_paths(task_prompt)[:16]) or [])[:limit]
+def expected_outputs(
+    sandbox: Sandbox, task_prompt: str, declared: list[str] | None = None, limit: int = 8
+) -> list[str]:
+    """The paths the task names that do not exist yet and are likely what it asks for (empty when the sandbox
+    cannot say): with ``declared`` (the task's artifacts), the named paths that are, or lie under, one of them;
+    without, the named paths below an existing top-level directory (``/app/out.txt`` when ``/app`` exists), so the
+    URL paths of an example log line (``/index.html``, ``/api/items``) do not count."""
+    named = named_paths(task_prompt)[:16]
+    if declared is not None:
+        roots = [d.rstrip("/") for d in declared]
+        named = [p for p in named if any(p == r or p.startswith(r + "/") for r in roots)]
+    else:
+        tops = sorted({"/" + p.split("/")[1] for p in named if p.count("/") >= 2})
+        absent = _each_failing(sandbox, "d", tops)
+        missing_tops = set(tops if absent is None else absent)
+        named = [p for p in named if p.count("/") >= 2 and "/" + p.split("/")[1] not in missing_tops]
+    return (_each_failing(sandbox, "e", named) or [])[:limit]
 
 
 def missing_outputs(sandbox: Sandbox, paths: list[str]) -> list[str]:

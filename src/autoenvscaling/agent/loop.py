@@ -23,8 +23,8 @@ from autoenvscaling.agent.errors import FormatError, LimitsExceeded, StuckRepeat
 from autoenvscaling.agent.guards import (
     REPEATED,
     REVIEW,
-    absent_named_paths,
     close_open_block,
+    expected_outputs,
     input_preview,
     missing_outputs,
     outputs_missing_note,
@@ -105,14 +105,16 @@ class Agent:
 
     # -- run --
 
-    def run(self, task_prompt: str) -> AgentResult:
+    def run(self, task_prompt: str, outputs: list[str] | None = None) -> AgentResult:
+        """Run the loop on ``task_prompt``. ``outputs``: the task's declared output paths (Harbor's artifacts), which
+        ``outputs_before_submit`` checks where the instruction names them (None: it guesses from the instruction)."""
         self._started = time.monotonic()
         if self.recorder.agent is None:
             self.recorder.set_agent(self.agent_info())
         self.add_message("system", self.render("system.j2"))
         self.add_message("user", self.render("instance.j2", task=task_prompt, preview=self.preview(task_prompt)))
         if self.config.outputs_before_submit:
-            self._outputs = absent_named_paths(self.sandbox, task_prompt)
+            self._outputs = expected_outputs(self.sandbox, task_prompt, outputs)
         outcome: dict[str, Any] = {}
         try:
             exit_reason = outcome["exit_reason"] = self.loop()

@@ -57,7 +57,7 @@ class SolverAgent:
             config = config.model_copy(update={"max_wall_sec": wall})
         recorder = TrajectoryRecorder(agent_dir / "trajectory.json")
         agent = _TimedAgent(self.model, sandbox, config, recorder)
-        result = agent.run(task.instruction)
+        result = agent.run(task.instruction, outputs=task.config.artifact_paths or None)
         usage = result.usage
         return AgentContext(
             n_input_tokens=usage.prompt_tokens,
