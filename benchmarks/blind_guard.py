@@ -14,6 +14,7 @@ runs again on the next invocation.
 
     .venv/bin/python benchmarks/blind_guard.py --out runs/blind-guard --attempts 3 [CANDIDATE_DIR...]
     .venv/bin/python benchmarks/blind_guard.py --out runs/blind-guard --report
+    (--log benchmarks/logs/blind-guard-embedded-1.5b.jsonl: the committed log, which the same command continues)
 
 The default candidates (``benchmarks/blind_tasks/``) are the five self-consistent candidates of the staged arm of
 the v7 generation-yield series (``benchmarks/logs/yield-embedded-1.5b-v7.jsonl``, items A1 #0, #2, #3, #6, #8),
@@ -187,9 +188,10 @@ def main() -> None:
     parser.add_argument("--max-turns", type=int, default=10, help="the blind solver's turns (ProposeConfig's)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="agent-phase limit per attempt, seconds")
     parser.add_argument("--report", action="store_true", help="print the tables of what is recorded, run nothing")
+    parser.add_argument("--log", type=Path, help="the attempts log (default OUT/attempts.jsonl; commit it to resume)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    log = args.out / "attempts.jsonl"
+    log = args.log or args.out / "attempts.jsonl"
     signal.signal(signal.SIGTERM, _interrupt)
     if not args.report:
         args.candidates = args.candidates or sorted(str(p.parent) for p in BLIND_TASKS.glob("*/task.toml"))
@@ -200,7 +202,7 @@ def main() -> None:
         except AutoEnvError as e:
             sys.exit(f"stopped: {e}\nthe same command continues from there")
     summary = report(load(log))
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    log.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
