@@ -276,17 +276,18 @@ class Agent:
     def on_review(self, response: ModelResponse, action: Action) -> None:
         """The first submit: not yet; the model is asked to look at what it wrote (once per run)."""
         self._reviewed = True
-        self.add_feedback(REVIEW, action)
-        results = [ObservationResult(source_call_id=self.call_id(action), content=REVIEW)]
-        self.record(response, action, results, extra={"review_before_submit": True})
+        self.refuse_submit(response, action, REVIEW, {"review_before_submit": True})
 
     def on_outputs_missing(self, response: ModelResponse, action: Action, missing: list[str]) -> None:
         """A submit while a named path that was absent at the start is still missing or empty: not yet."""
         self._outputs_refused += 1
-        note = outputs_missing_note(missing)
+        self.refuse_submit(response, action, outputs_missing_note(missing), {"outputs_missing": missing})
+
+    def refuse_submit(self, response: ModelResponse, action: Action, note: str, extra: dict[str, Any]) -> None:
+        """A submit answered with ``note`` instead of ending the run, recorded with ``extra``."""
         self.add_feedback(note, action)
         results = [ObservationResult(source_call_id=self.call_id(action), content=note)]
-        self.record(response, action, results, extra={"outputs_missing": missing})
+        self.record(response, action, results, extra=extra)
 
     def on_repeat(self, response: ModelResponse, action: Action) -> None:
         """The same command twice in a row: not run (a loop, not a new step); the next reply is sampled hotter."""
