@@ -49,7 +49,8 @@ from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.novelty import grading_text, instruction_text, similarity
 from autoenvscaling.roles.proposer.records import Mode, ProposalRecord
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
-from autoenvscaling.roles.tuning import tune_proposer
+from autoenvscaling.roles.solver_factory import solver_agents
+from autoenvscaling.roles.tuning import tune_roles
 from autoenvscaling.sandbox.registry import get_backend
 from autoenvscaling.validate.validator import ValidationConfig
 
@@ -290,12 +291,14 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
     # SIGTERM unwinds like Ctrl-C, so the running item's sandboxes are torn down and nothing half-done is recorded.
     signal.signal(signal.SIGTERM, _interrupt)
     base = parse_model_arg(args.model, base_url=args.base_url)
-    # One server for every arm: the largest shape any arm needs (the workshop's long context).
-    shape = tune_proposer(base, "agentic")
+    # One server for every arm: the largest shape any arm needs (the workshop's long context). The blind solver
+    # gets the solver's tuning on that server, as in the flywheel and `autoenv propose`.
+    shape, solver_shape = tune_roles(base, "agentic")
+    blind_loop = guarded_solver(args.solver_turns)
     proposer = ProposerConfig(max_turns=args.max_turns, max_checks=args.max_checks, start_from="example")
     version = code_version()
     print(f"{len(todo)} items to run ({len(done)} done) on {version} -> {items_path}", flush=True)
-    with open_model(shape) as model:
+    with open_model(shape) as model, solver_agents(solver_shape, blind_loop, remote=False) as (blind_solver, _):
         for k, (i, arm) in enumerate(todo, 1):
             mode = ARMS[arm]
             config = ProposeConfig(
@@ -306,11 +309,13 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 proposer=proposer,
                 validation=ValidationConfig(repeats=args.repeats),
                 reproduce_attempts=args.reproduce,
-                solver=guarded_solver(args.solver_turns),
+                solver=blind_loop,
             )
             cpu0, t0 = _cpu(), time.perf_counter()
             try:
-                (record,) = ProposeRun(args.out / arm / f"{i:03d}", backend, model, domain, config).run()
+                (record,) = ProposeRun(
+                    args.out / arm / f"{i:03d}", backend, model, domain, config, solver_factory=blind_solver
+                ).run()
             except AutoEnvError as e:
                 sys.exit(f"stopped at {arm} #{i}, not recorded: {e}\nthe same command continues from there")
             if record.verdict == "error":  # an infrastructure failure is not a rejection: never counted

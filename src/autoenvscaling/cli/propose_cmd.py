@@ -109,7 +109,8 @@ def propose(
     from autoenvscaling.roles.proposer.config import ProposerConfig
     from autoenvscaling.roles.proposer.domain import domain_context
     from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
-    from autoenvscaling.roles.tuning import MODE_CHOICES, resolve_mode, tune_proposer
+    from autoenvscaling.roles.solver_factory import solver_agents
+    from autoenvscaling.roles.tuning import MODE_CHOICES, resolve_mode, tune_roles
     from autoenvscaling.sandbox.registry import get_backend
     from autoenvscaling.validate.validator import ValidationConfig
 
@@ -142,17 +143,24 @@ def propose(
             "reproduce_attempts": reproduce,
         }
     )
-    mcfg = tune_proposer(mcfg, resolved, concurrency=concurrency, max_tokens=max_tokens, temperature=temperature)
+    # The blind solver is the solver: the solver's tuning on the same model (one server when embedded).
+    mcfg, solver_cfg = tune_roles(
+        mcfg, resolved, propose_concurrency=concurrency, max_tokens=max_tokens, temperature=temperature
+    )
     source = f"trajectories from {from_path}" if from_path else "no solver trajectories"
     console.print(f"propose ({resolved}, {domain}, {source}) x {n} with {model} -> [bold]{out_dir}[/]")
-    with open_model(mcfg) as m:
+    with open_model(mcfg) as m, solver_agents(solver_cfg, config.solver, remote=False) as (blind_solver, _name):
         run = ProposeRun(
             out_dir,
             get_backend(backend),
             m,
             ctx,
             config,
-            resolved_extra={"model_config": mcfg.model_dump(mode="json", exclude_none=True)},
+            resolved_extra={
+                "model_config": mcfg.model_dump(mode="json", exclude_none=True),
+                "solver_model_config": solver_cfg.model_dump(mode="json", exclude_none=True),
+            },
+            solver_factory=blind_solver,
             probe_model=m,  # the judge and the adversary, when asked for, are the proposer's model
         )
         with Progress(

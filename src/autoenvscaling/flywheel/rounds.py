@@ -48,7 +48,7 @@ from autoenvscaling.flywheel.stages_train import run_export, run_train
 from autoenvscaling.llm.config import ModelConfig
 from autoenvscaling.llm.factory import open_model
 from autoenvscaling.pool import EnvStatus, Pool
-from autoenvscaling.roles.tuning import resolve_mode, share_server, tune_proposer, tune_solver
+from autoenvscaling.roles.tuning import resolve_mode, tune_roles
 from autoenvscaling.sandbox.base import SandboxBackend
 
 OutT = TypeVar("OutT", bound=StageOutput)
@@ -175,8 +175,11 @@ class Flywheel:
         """This round's solver and proposer, tuned by the roles' policy (one server when one model plays both)."""
         base = self.config.models.proposer or solver
         mode = resolve_mode(self.config.proposer_mode, base)
-        proposer = tune_proposer(base, mode, concurrency=self.config.concurrency.propose)
-        return share_server(tune_solver(solver, concurrency=self.config.concurrency.solve), proposer)
+        c = self.config.concurrency
+        proposer, tuned = tune_roles(
+            base, mode, solver=solver, propose_concurrency=c.propose, solve_concurrency=c.solve
+        )
+        return tuned, proposer
 
     def _over_budget(self, done: list[RoundMetrics]) -> bool:
         b = self.config.budgets

@@ -76,6 +76,28 @@ def tune_solver(model: ModelConfig, *, concurrency: int = 1, temperature: float 
     )
 
 
+def tune_roles(
+    proposer: ModelConfig,
+    mode: Mode,
+    *,
+    solver: ModelConfig | None = None,
+    propose_concurrency: int = 1,
+    solve_concurrency: int = 1,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> tuple[ModelConfig, ModelConfig]:
+    """The proposer's model tuned for ``mode`` and the solver's tuned as a solver (``solver`` defaults to the
+    proposer's model), on one server when one embedded model plays both roles. The blind solver that reproduces
+    recorded expectations is the solver, so it gets the solver's settings, never the proposer's sampling or cap.
+    ``max_tokens``/``temperature`` are the proposer's."""
+    tuned_proposer = tune_proposer(
+        proposer, mode, concurrency=propose_concurrency, max_tokens=max_tokens, temperature=temperature
+    )
+    tuned_solver = tune_solver(solver or proposer, concurrency=solve_concurrency)
+    solver_cfg, proposer_cfg = share_server(tuned_solver, tuned_proposer)
+    return proposer_cfg, solver_cfg
+
+
 def share_server(solver: ModelConfig, proposer: ModelConfig) -> tuple[ModelConfig, ModelConfig]:
     """When one embedded model plays both roles, both configs get one server shape (one copy of the weights)."""
     same = (solver.provider, solver.embedded_size, solver.embedded_path) == (
