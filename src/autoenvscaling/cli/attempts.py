@@ -33,6 +33,7 @@ class AttemptArgs:
     concurrency: int
     max_turns: int
     action_format: str
+    guards: str
     temperature: float | None
     resume: bool
     run_dir: Path | None
@@ -79,6 +80,7 @@ def attempt_session(
             base_url=args.base_url,
             concurrency=args.concurrency,
             temperature=args.temperature,
+            guards=args.guards,
             remote=runs_on.remote,
         ) as (factory, resolved),
     ):

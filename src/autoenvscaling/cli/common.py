@@ -31,6 +31,13 @@ AttemptsOpt = Annotated[int, typer.Option("--attempts", "-k", min=1, help="Attem
 AttemptConcurrencyOpt = Annotated[int, typer.Option("--concurrency", "-n", min=1, help="Attempts at once.")]
 MaxTurnsOpt = Annotated[int, typer.Option(min=1, help="Model calls per attempt.")]
 ActionFormatOpt = Annotated[str, typer.Option(help="bash_block | tool_calls | json.")]
+GuardsOpt = Annotated[
+    str,
+    typer.Option(
+        help="The solver's small-model guards (review before submit, missing outputs, input previews, repeats; as "
+        "in the flywheel's solver): auto (on for the embedded model and hf: checkpoints), on or off."
+    ),
+]
 TemperatureOpt = Annotated[float | None, typer.Option(help="Sampling temperature (default: server's).")]
 ExecutorOpt = Annotated[
     str, typer.Option("--executor", help="local (threads here) or ray (one Ray task per trial; the `ray` extra).")

@@ -20,6 +20,7 @@ from autoenvscaling.cli.common import (
     BackendOpt,
     BaseUrlOpt,
     ExecutorOpt,
+    GuardsOpt,
     ImageAliasOpt,
     MaxTurnsOpt,
     ModelOpt,
@@ -56,6 +57,7 @@ def eval_(
     concurrency: AttemptConcurrencyOpt = 1,
     max_turns: MaxTurnsOpt = 30,
     action_format: ActionFormatOpt = "bash_block",
+    guards: GuardsOpt = "auto",
     temperature: TemperatureOpt = None,
     resume: Annotated[bool, typer.Option(help="Continue the latest (or --run-dir) eval run.")] = False,
     run_dir: Annotated[Path | None, typer.Option(help="Run directory (default: runs/eval-<time>).")] = None,
@@ -78,9 +80,9 @@ def eval_(
         raise UserInputError(f"--pass-at {ks[-1]}: needs at least {ks[-1]} attempts per task (-k {ks[-1]})")
     args = AttemptArgs(
         agent=agent, model=model, base_url=base_url, attempts=attempts, concurrency=concurrency,
-        max_turns=max_turns, action_format=action_format, temperature=temperature, resume=resume, run_dir=run_dir,
-        runs_root=runs_root, aliases=resolve_aliases(image_alias, alias_file), backend=backend, executor=executor,
-        ray_address=ray_address,
+        max_turns=max_turns, action_format=action_format, guards=guards, temperature=temperature, resume=resume,
+        run_dir=run_dir, runs_root=runs_root, aliases=resolve_aliases(image_alias, alias_file), backend=backend,
+        executor=executor, ray_address=ray_address,
     )  # fmt: skip
     config = {"dataset": str(dataset), "pass_at": ks, "confidence": confidence}
     with attempt_session("eval", args, task_dirs, console, config) as session:

@@ -19,6 +19,7 @@ from autoenvscaling.cli.common import (
     BackendOpt,
     BaseUrlOpt,
     ExecutorOpt,
+    GuardsOpt,
     ImageAliasOpt,
     MaxTurnsOpt,
     ModelOpt,
@@ -44,6 +45,7 @@ def solve(
     concurrency: AttemptConcurrencyOpt = 1,
     max_turns: MaxTurnsOpt = 30,
     action_format: ActionFormatOpt = "bash_block",
+    guards: GuardsOpt = "auto",
     temperature: TemperatureOpt = None,
     resume: Annotated[bool, typer.Option(help="Continue the latest (or --run-dir) solve run.")] = False,
     run_dir: Annotated[Path | None, typer.Option(help="Run directory (default: runs/solve-<time>).")] = None,
@@ -61,9 +63,9 @@ def solve(
     task_dirs = find_task_dirs(paths)
     args = AttemptArgs(
         agent=agent, model=model, base_url=base_url, attempts=attempts, concurrency=concurrency,
-        max_turns=max_turns, action_format=action_format, temperature=temperature, resume=resume, run_dir=run_dir,
-        runs_root=runs_root, aliases=resolve_aliases(image_alias, alias_file), backend=backend, executor=executor,
-        ray_address=ray_address,
+        max_turns=max_turns, action_format=action_format, guards=guards, temperature=temperature, resume=resume,
+        run_dir=run_dir, runs_root=runs_root, aliases=resolve_aliases(image_alias, alias_file), backend=backend,
+        executor=executor, ray_address=ray_address,
     )  # fmt: skip
     with attempt_session("solve", args, task_dirs, console, {}) as session:
         records, summaries = session.run.run(task_dirs, resume=resume, on_done=session.on_done)

@@ -12,14 +12,16 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from autoenvscaling.agent.config import AgentConfig
+from autoenvscaling.agent.config import AgentConfig, guarded_solver
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.llm.config import ModelConfig, parse_model_arg
 from autoenvscaling.llm.factory import open_model
 from autoenvscaling.roles.remote_solver import RemoteSolverFactory
 from autoenvscaling.roles.solver import SolverAgent
-from autoenvscaling.roles.tuning import tune_solver
+from autoenvscaling.roles.tuning import is_small_local, tune_solver
 from autoenvscaling.verify.trial_agents import NopAgent, OracleAgent, TrialAgent
+
+GUARDS = ("auto", "on", "off")
 
 
 @contextlib.contextmanager
@@ -47,12 +49,15 @@ def trial_agents(
     base_url: str | None = None,
     concurrency: int = 1,
     temperature: float | None = None,
+    guards: str = "auto",
     remote: bool = False,
 ) -> Iterator[tuple[Callable[[], TrialAgent], dict[str, Any]]]:
     """The agents of a solve or eval run (``llm``, ``oracle`` or ``nop``) and the resolved config that records them.
 
     ``llm``: ``model`` is a ``--model`` value, tuned for the solver role (an explicit ``temperature`` wins);
-    ``loop`` holds the agent loop's settings. The oracle and nop agents read neither."""
+    ``loop`` holds the agent loop's settings; ``guards`` (auto, on, off) puts the flywheel solver's small-model
+    guards under them (auto: for a small local model, ``tuning.is_small_local``). The oracle and nop agents read
+    none of these."""
     if agent == "oracle":
         yield OracleAgent, {"agent": "oracle"}
         return
@@ -61,8 +66,12 @@ def trial_agents(
         return
     if agent != "llm":
         raise UserInputError(f"--agent {agent!r}: expected llm, oracle or nop")
+    if guards not in GUARDS:
+        raise UserInputError(f"--guards {guards!r}: expected {', '.join(GUARDS)}")
     tuned = tune_solver(parse_model_arg(model, base_url=base_url), concurrency=concurrency, temperature=temperature)
-    config = AgentConfig.model_validate(loop)
+    guarded = guards == "on" or (guards == "auto" and is_small_local(tuned))
+    base = guarded_solver(AgentConfig().max_turns).model_dump() if guarded else {}
+    config = AgentConfig.model_validate(base | dict(loop))
     resolved: dict[str, Any] = {
         "agent": "llm",
         "model": tuned.model_dump(mode="json", exclude_none=True),
