@@ -8,10 +8,8 @@ artifacts are confined to the trial dir, files from the container never replace 
 runs in a fresh container (``environment_mode = "separate"``) or, in shared mode, only after every agent-phase
 process is gone, and known secret values are scrubbed from the trial dir before anyone reads it.
 
-Off the critical path (verify/prewarm.py): a separate verifier's fresh container starts while the agent works,
-where nothing in it could be reached from the agent's container (no network between them, or nothing in it
-listening: no ENTRYPOINT, HEALTHCHECK or services); the artifacts go in only after the agent phase, and the agent's
-container is still removed before the tests run (while the artifacts and tests are copied in).
+Off the critical path: the next trial's sandbox starts early (verify/prewarm.py), and so does a separate
+verifier's fresh container, where the agent's container cannot reach it (verify/separate.py).
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -29,16 +26,14 @@ from pydantic import BaseModel, Field
 from autoenvscaling.execution.rundir import write_atomic
 from autoenvscaling.sandbox.base import (
     CopyOutLimitError,
-    ImageProcesses,
     NetworkControl,
     Sandbox,
     SandboxBackend,
     SandboxError,
-    SandboxSpec,
 )
 from autoenvscaling.tasks import Task
 from autoenvscaling.tasks.config import NetworkMode
-from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_LOGS_ARTIFACTS, CONTAINER_LOGS_VERIFIER
+from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT
 from autoenvscaling.verify.as_user import AsUser
 from autoenvscaling.verify.confine import artifact_dest, merge_untrusted
 from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTaskError, check_supported
@@ -49,15 +44,10 @@ from autoenvscaling.verify.prewarm import PendingSandbox, Prewarmer
 from autoenvscaling.verify.processes import agent_phase_mark, end_agent_processes
 from autoenvscaling.verify.results import ExceptionInfo, StepResult, TaskId, TimingInfo, TrialResult, utcnow
 from autoenvscaling.verify.secrets import scrub_text, scrub_tree, secret_values
+from autoenvscaling.verify.separate import MKDIR_LOGS, AgentRemoval, VerifierSandboxes, started
 from autoenvscaling.verify.steps import run_steps
 from autoenvscaling.verify.trial_agents import TrialAgent
 from autoenvscaling.verify.verifier import Verifier
-
-# As root (whatever the image's user), and writable by the agent's user; /logs/verifier is recreated before the tests.
-_MKDIR_LOGS = (
-    f"mkdir -p {CONTAINER_LOGS_AGENT} {CONTAINER_LOGS_VERIFIER} {CONTAINER_LOGS_ARTIFACTS}"
-    f" && chmod 0777 {CONTAINER_LOGS_AGENT} {CONTAINER_LOGS_ARTIFACTS}"
-)
 
 # Agents that never read agent-facing task features (MCP servers, skills), as in Harbor.
 _HARNESS_AGENTS = frozenset({"oracle", "nop"})
@@ -123,31 +113,6 @@ class _Watchdog:
             ) from None
 
 
-class _AgentRemoval:
-    """The agent's sandbox being removed in a thread while the separate verifier's is prepared; ``join`` (before the
-    tests run) waits for it and raises what the removal raised."""
-
-    def __init__(self, sandbox: Sandbox) -> None:
-        self._sandbox = sandbox
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=f"remove {sandbox.id}", daemon=False)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._sandbox.stop()
-        except BaseException as e:
-            self._error = e
-
-    def wait(self) -> None:
-        self._thread.join()
-
-    def join(self) -> None:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-
-
 class TrialRunner:
     """Runs trials of tasks on one backend. Thread-safe: call ``run`` from several threads."""
 
@@ -166,13 +131,15 @@ class TrialRunner:
         self.options = options or TrialOptions()
         self.prewarmer = Prewarmer(backend) if prewarm else None
         self._secrets = secret_values(self.options.passed_env)
-        self._early = ThreadPoolExecutor(max_workers=8, thread_name_prefix="verifier-start")
+        self.verifiers = VerifierSandboxes(
+            backend, builder, run_id, self._network, prestart=self.options.prestart_verifier
+        )
 
     def close(self) -> None:
         """Stop spare sandboxes nobody took. Call once no more trials will run."""
         if self.prewarmer is not None:
             self.prewarmer.close()
-        self._early.shutdown(wait=True)  # early verifier starts still under way (their trials removed them)
+        self.verifiers.close()
 
     def _network(self, mode: NetworkMode) -> bool:
         return mode != NetworkMode.NO_NETWORK and self.options.network is not False
@@ -197,18 +164,9 @@ class TrialRunner:
         if sandbox is None:
             network = self._network(task.config.agent_network_mode)
             spec = self.builder.spec_for(task, image, name_hint=trial_dir.name, run_id=self.run_id, network=network)
-            sandbox = self._started(self.backend.create(spec))
+            sandbox = started(self.backend.create(spec))
         if prewarm_next:
             self.prewarm(task)
-        return sandbox
-
-    @staticmethod
-    def _started(sandbox: Sandbox) -> Sandbox:
-        try:
-            sandbox.start()
-        except BaseException:
-            sandbox.stop()
-            raise
         return sandbox
 
     def run(
@@ -239,10 +197,10 @@ class TrialRunner:
                 check_supported(task, agent_facing=agent.info.name not in _HARNESS_AGENTS)
                 sandbox = self._sandbox(task, trial_dir, prewarm_next)
                 sandboxes.append(sandbox)
-                early = self._start_verifier_early(task, paths)  # after the agent's: that one is waited for first
+                early = self.verifiers.start_early(task, paths)  # after the agent's: that one is waited for first
                 if task.config.environment.healthcheck is not None:  # ready before the agent (and the mark)
                     run_healthcheck(sandbox, task.config.environment.healthcheck)
-                mark = agent_phase_mark(sandbox, before=_MKDIR_LOGS)
+                mark = agent_phase_mark(sandbox, before=MKDIR_LOGS)
             if task.config.is_multi_step:
                 run_steps(self, task, agent, sandbox, paths, result, agent_timeout_sec, sandboxes)
             else:
@@ -333,12 +291,12 @@ class TrialRunner:
         result.verifier = TimingInfo()
         limit = cfg.timeout_sec + self.options.watchdog_grace_sec
         verifier: Verifier | None = None
-        removal: _AgentRemoval | None = None
+        removal: AgentRemoval | None = None
         try:
             with _Watchdog(limit, "verifier phase ([verifier].timeout_sec)", sandboxes), _timed(result.verifier):
                 before_tests: Callable[[], None] | None = None
                 if cfg.environment_mode == "separate":
-                    sandbox, removal = self._verifier_sandbox(
+                    sandbox, removal = self.verifiers.take(
                         task, paths, sandbox, sandboxes, stop_agent=not keep_agent, early=early
                     )
                     before_tests = None if removal is None else removal.join
@@ -363,77 +321,6 @@ class TrialRunner:
                 '[verifier] environment_mode = "separate"'
             )
         sandbox.disconnect_network()
-
-    def _verifier_spec(self, task: Task, paths: TrialPaths) -> SandboxSpec:
-        return self.builder.spec_for(
-            task,
-            self.builder.image_for(task),
-            name_hint=f"{paths.root.name}__verifier",
-            run_id=self.run_id,
-            network=self._network(task.config.verifier_network_mode),
-        )
-
-    def _start_verifier_early(self, task: Task, paths: TrialPaths) -> PendingSandbox | None:
-        """A single-step separate verifier's sandbox, started in a worker while the agent works."""
-        cfg = task.config
-        if not self.options.prestart_verifier or cfg.is_multi_step or cfg.verifier.environment_mode != "separate":
-            return None
-        try:
-            return PendingSandbox(self._early.submit(self._early_verifier, task, paths))
-        except RuntimeError:  # the runner is closed (or the interpreter exiting): start it when needed
-            return None
-
-    def _early_verifier(self, task: Task, paths: TrialPaths) -> Sandbox | None:
-        spec = self._verifier_spec(task, paths)
-        # Where one network joins it to the agent's container, only a sandbox with nothing of its own listening may
-        # exist while the agent works (an ENTRYPOINT's server could be primed by the agent's processes).
-        joined = spec.network and self._network(task.config.agent_network_mode)
-        if joined and (not isinstance(self.backend, ImageProcesses) or self.backend.runs_own_processes(spec)):
-            return None
-        sandbox = self._started(self.backend.create(spec))
-        try:
-            sandbox.exec(_MKDIR_LOGS, timeout=30, user="0")
-        except BaseException:
-            sandbox.stop()
-            raise
-        return sandbox
-
-    def _verifier_sandbox(
-        self,
-        task: Task,
-        paths: TrialPaths,
-        agent_sandbox: Sandbox,
-        sandboxes: list[Sandbox],
-        *,
-        stop_agent: bool,
-        early: PendingSandbox | None = None,
-    ) -> tuple[Sandbox, _AgentRemoval | None]:
-        """A fresh container of the same image holding only the declared artifacts (Harbor's separate mode).
-
-        With one started early, the agent's sandbox is removed while the artifacts and tests go in; the returned
-        removal must be joined before the tests run. Else it is removed first, then the fresh one starts."""
-        sandbox = early.take() if early is not None else None
-        removal: _AgentRemoval | None = None
-        if sandbox is not None:
-            sandboxes.append(sandbox)
-            removal = _AgentRemoval(agent_sandbox) if stop_agent else None
-        else:
-            if stop_agent:
-                agent_sandbox.stop()
-            sandbox = self.backend.create(self._verifier_spec(task, paths))
-            sandboxes.append(sandbox)
-            self._started(sandbox)
-            sandbox.exec(_MKDIR_LOGS, timeout=30, user="0")
-        try:
-            for artifact in task.config.artifact_paths:
-                src = artifact_dest(paths.artifacts_dir, artifact)
-                if src.exists():
-                    sandbox.upload(src, artifact)
-        except BaseException:
-            if removal is not None:
-                removal.wait()
-            raise
-        return sandbox, removal
 
     @staticmethod
     def _collect_agent_outputs(task: Task, sandbox: Sandbox, paths: TrialPaths) -> None:
