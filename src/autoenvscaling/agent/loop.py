@@ -41,6 +41,7 @@ from autoenvscaling.agent.trajectory import (
 from autoenvscaling.agent.trajectory import ToolCall as AtifToolCall
 from autoenvscaling.llm.base import Message, Model, ModelResponse, Sampling, Usage
 from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxError
+from autoenvscaling.stopping import check_stop
 
 ExitReason = Literal["submitted", "max_turns", "max_tokens", "max_wall", "max_cost", "format_errors", "repeats"]
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -182,6 +183,7 @@ class Agent:
         self._last_command = action.command
         self._repeats_in_a_row = 0
         self._ran.add(action.command)
+        check_stop()  # an interrupted run runs no new command (the reply came after the interrupt)
         try:
             result = self.execute(action)
         except SandboxError as e:

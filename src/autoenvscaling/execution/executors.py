@@ -7,12 +7,14 @@ caller ships its inputs and carries its outputs back (``portable``), and the fun
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TypeVar
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.execution.base import Executor, ExecutorConfig, ExecutorError, ExecutorKind, Lost
+from autoenvscaling.stopping import clear_stop, request_stop
 
 __all__ = ["Executor", "ExecutorConfig", "ExecutorError", "ExecutorKind", "LocalExecutor", "Lost", "get_executor"]
 
@@ -33,15 +35,41 @@ class LocalExecutor:
         if not items:
             return
         pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix=self.thread_name)
+        interrupted = False
         try:
             futures = [pool.submit(fn, item) for item in items]
             for fut in as_completed(futures):
                 yield fut.result()
+        except KeyboardInterrupt:  # the running items stop at their next model call (stopping.py)
+            interrupted = True
+            request_stop()
+            raise
         finally:  # the caller stopped (an error, Ctrl-C): items not started yet are not started
-            pool.shutdown(wait=True, cancel_futures=True)
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+            finally:
+                if interrupted:
+                    clear_stop()
 
     def close(self) -> None:
         return None
+
+
+@contextlib.contextmanager
+def results_of(results: Iterator[R]) -> Iterator[Iterator[R]]:
+    """An executor's results, for a loop whose body may be where Ctrl-C lands: the running items are then asked to
+    stop (``stopping.py``) before the executor waits for them, as when the interrupt lands inside the executor."""
+    try:
+        yield results
+    except KeyboardInterrupt:
+        request_stop()
+        try:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()  # the executor's own cleanup: it waits for its running items, which now stop early
+        finally:
+            clear_stop()
+        raise
 
 
 def get_executor(config: ExecutorConfig | None = None, *, thread_name: str = "run") -> Executor:

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 from pydantic import BaseModel
 
 from autoenvscaling.execution.base import Executor, ExecutorError, Lost
-from autoenvscaling.execution.executors import LocalExecutor
+from autoenvscaling.execution.executors import LocalExecutor, results_of
 from autoenvscaling.execution.rundir import ResultsLog
 
 I = TypeVar("I")  # noqa: E741 - an item
@@ -103,20 +103,9 @@ class ItemRunner(Generic[I, R]):
         """
         pending = self.pending(items)
         todo: Sequence[Any] = pending if send is None else _Sent(pending, send)
-        for got in self.executor.map_unordered(work, todo, self.concurrency):
-            if isinstance(got, Lost):
-                item = pending[got.index]
-                if lost is None:
-                    raise ExecutorError(f"{self.item_key(item)}: {got.reason}; resume the run to redo it")
-                result = lost(item, got.reason)
-            else:
-                result = land(got) if land is not None else cast(R, got)
-            key = self.result_key(result)
-            if key in self.done:  # a rerun the executor could not rule out: the first result stands
-                continue
-            self.log.append(result)
-            self.done[key] = result
-            on_done(result)
+        with results_of(self.executor.map_unordered(work, todo, self.concurrency)) as results:
+            for got in results:
+                self._take(got, pending, land, lost, on_done)
         out: list[R] = []
         listed: set[str] = set()
         for item in items:
@@ -125,3 +114,26 @@ class ItemRunner(Generic[I, R]):
                 listed.add(key)
                 out.append(self.done[key])
         return out
+
+    def _take(
+        self,
+        got: Any,
+        pending: Sequence[I],
+        land: Callable[[Any], R] | None,
+        lost: Callable[[I, str], R] | None,
+        on_done: Callable[[R], None],
+    ) -> None:
+        """One result from the executor: logged once under its key, then reported."""
+        if isinstance(got, Lost):
+            item = pending[got.index]
+            if lost is None:
+                raise ExecutorError(f"{self.item_key(item)}: {got.reason}; resume the run to redo it")
+            result = lost(item, got.reason)
+        else:
+            result = land(got) if land is not None else cast(R, got)
+        key = self.result_key(result)
+        if key in self.done:  # a rerun the executor could not rule out: the first result stands
+            return
+        self.log.append(result)
+        self.done[key] = result
+        on_done(result)

@@ -26,6 +26,7 @@ from typing import Any
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolSpec
 from autoenvscaling.llm.openai_parse import parse_completion, to_wire_tools
+from autoenvscaling.stopping import check_stop
 
 BASE_RECORD = "autoenv_base.json"  # written next to a trained adapter: {"base_model": PATH}
 
@@ -105,6 +106,7 @@ class HfModel:
         response_format: dict[str, Any] | None = None,
         sampling: Sampling | None = None,
     ) -> ModelResponse:
+        check_stop()  # a run interrupted meanwhile: this thread stops before a new call
         import torch
 
         opts = {**self._defaults, **(sampling.model_dump(exclude_none=True) if sampling else {})}

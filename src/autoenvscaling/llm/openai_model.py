@@ -20,6 +20,7 @@ from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling
 from autoenvscaling.llm.config import ModelConfig
 from autoenvscaling.llm.cost import estimate_cost, is_local_url, provider_cost
 from autoenvscaling.llm.openai_parse import parse_completion, to_wire_messages, to_wire_tools
+from autoenvscaling.stopping import check_stop
 
 _PLACEHOLDER_KEY = "EMPTY"  # self-hosted servers ignore the key, but the SDK insists on one
 
@@ -71,6 +72,7 @@ class OpenAIModel:
         response_format: dict[str, Any] | None = None,
         sampling: Sampling | None = None,
     ) -> ModelResponse:
+        check_stop()  # a run interrupted meanwhile: this thread stops before a new call
         request = self._request(messages, tools, response_format, sampling)
         started = time.perf_counter()
         data = self._create_with_retries(request)
@@ -132,6 +134,7 @@ class OpenAIModel:
             except openai.OpenAIError as e:  # malformed response body and the like
                 raise ModelError(f"{self.name}: {e}") from None
             self._sleep(delay)
+            check_stop()  # no retry for a run that was interrupted during the backoff
         raise AssertionError("unreachable")
 
     def _backoff(self, attempt: int) -> float:

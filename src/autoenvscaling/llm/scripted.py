@@ -21,6 +21,7 @@ from typing import Any
 from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolSpec, Usage
 from autoenvscaling.llm.scripted_items import Responder, ScriptedDelay, ScriptedError, ScriptItem
 from autoenvscaling.llm.scripted_rules import RuleResponder
+from autoenvscaling.stopping import check_stop
 
 
 class ScriptedModel:
@@ -70,6 +71,7 @@ class ScriptedModel:
         response_format: dict[str, Any] | None = None,
         sampling: Sampling | None = None,
     ) -> ModelResponse:
+        check_stop()  # a run interrupted meanwhile: this thread stops before a new call
         with self._lock:
             self.calls.append(list(messages))
             self.samplings.append(sampling)

@@ -25,7 +25,7 @@ import tomli_w
 from pydantic import BaseModel, Field
 
 from autoenvscaling.agent.config import AgentConfig, guarded_solver
-from autoenvscaling.execution.executors import Executor, LocalExecutor
+from autoenvscaling.execution.executors import Executor, LocalExecutor, results_of
 from autoenvscaling.execution.rundir import ResultsLog, write_atomic
 from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.adversary import model_probes_for
@@ -253,9 +253,10 @@ class ProposeRun:
         first = self.config.first_index
         indices = range(first, first + self.config.n)
         generate = lambda i: self._generate(i, digest_md, trials, findings)  # noqa: E731
-        for gen in LocalExecutor("propose").map_unordered(generate, indices, self.config.concurrency):
-            results.append(gen)
-            on_generated(gen)
+        with results_of(LocalExecutor("propose").map_unordered(generate, indices, self.config.concurrency)) as gens:
+            for gen in gens:
+                results.append(gen)
+                on_generated(gen)
         return sorted(results, key=lambda g: g.id)
 
     def _reproduce(self, record: ProposalRecord, on_reproduced: OnReproduced) -> ProposalRecord:
