@@ -187,3 +187,41 @@ def test_the_one_shot_arm_is_offered_combine_under_the_same_conditions(tmp_path:
         log = json.loads((d / "ep" / "staged.json").read_text())
         assert log["idea"]["operator"] == ("combine" if offered else "new_question")
         assert log["second_parent"] == ("worked-example" if offered else None)
+
+
+AUDIT = "List the world-writable regular files under /srv/data, sorted, in /app/world_writable.txt."
+AUDIT_SOLVE = "#!/bin/bash\nfind /srv/data -type f -perm -o+w | sort > /app/world_writable.txt\n"
+
+
+def test_an_idea_about_the_second_task_makes_it_the_parent(tmp_path: Path) -> None:
+    """v8's A1 #1: a file-permission parent, the access-log task shown second; the model named `filter` with a
+    change about status codes, and the child was built on the parent without logs (its solution could only fail)."""
+    first = _parent(make_parent(tmp_path, "audit", files={}, copy="RUN mkdir -p /srv/data", instruction=AUDIT,
+                                solve=AUDIT_SOLVE))  # fmt: skip
+    idea = {**COMBINE_IDEA, "operator": "filter", "change": "select the requests whose status code is 404"}
+    ep = _episode(tmp_path, SchemaModel([json.dumps(idea)]), first, _worked())
+    assert ep.ask_idea()
+    assert ep.ctx.parent.name == "worked-example" and ep.log.parent == "worked-example"
+    assert ep.combined is None and list(ep.inputs) == ["/app/data/access.log"]
+    assert ep.parent_solutions() == [("worked-example", ep.ctx.parent.solve_sh)]
+    assert "world-writable" not in ep.parent_block and "one request per line" in ep.parent_block
+    lineage = tomllib.loads((ep.draft() / "task.toml").read_text())["metadata"]["lineage"]
+    assert lineage == {"parent": "worked-example", "operator": "filter"}
+
+
+def test_an_idea_about_the_parent_keeps_it(tmp_path: Path) -> None:
+    first = _parent(make_parent(tmp_path, "audit", files={}, copy="RUN mkdir -p /srv/data", instruction=AUDIT,
+                                solve=AUDIT_SOLVE))  # fmt: skip
+    idea = {**COMBINE_IDEA, "operator": "filter", "change": "list the world-writable files owned by root"}
+    ep = _episode(tmp_path, SchemaModel([json.dumps(idea)]), first, _worked())
+    assert ep.ask_idea()
+    assert ep.ctx.parent.name == "audit" and ep.log.parent == "audit" and ep.ctx.second is not None
+
+
+def test_a_close_call_keeps_the_parent(tmp_path: Path) -> None:
+    """The idea shares words with both tasks (the worked example's log and the second parent's): no swap."""
+    second = _parent(make_parent(tmp_path, "second", instruction="Count the requests with status 404 per IP."))
+    idea = {**COMBINE_IDEA, "operator": "filter", "change": "Count the requests that ended with status 404"}
+    ep = _episode(tmp_path, SchemaModel([json.dumps(idea)]), _worked(), second)
+    assert ep.ask_idea()
+    assert ep.ctx.parent.name == "worked-example"

@@ -9,6 +9,7 @@ second parent: the next one in the same order that has an input file and the sam
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -42,6 +43,23 @@ class Parent(BaseModel):
     @property
     def main_input(self) -> str | None:
         return next(iter(self.data), None)
+
+
+_WORD = re.compile(r"[a-z0-9_]+")
+# Words of an idea that say nothing about which task it changes.
+_IDEA_FILLER = frozenset(
+    "the and for with that this from into each every line lines file files output input write print count "
+    "select only where which their they are was were has have not new task all any one two".split()
+)
+
+
+def idea_affinity(change: str, parent: Parent) -> int:
+    """How many distinct words of an idea's one-sentence ``change`` occur in what the prompt showed of ``parent``
+    (instruction, input heads, solve.sh, the Dockerfile where shown): which of two tasks the idea is about."""
+    shown = " ".join([parent.instruction, parent.solve_sh, parent.dockerfile, *parent.inputs.values()]).lower()
+    known = set(_WORD.findall(shown))
+    words = {w for w in _WORD.findall(change.lower()) if (len(w) >= 3 or w.isdigit()) and w not in _IDEA_FILLER}
+    return len(words & known)
 
 
 def head(text: str) -> str:
