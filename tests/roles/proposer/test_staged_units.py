@@ -230,7 +230,25 @@ def test_a_format_example_is_one_line_of_a_longer_output() -> None:
         "Do it.\nThe first line of /app/e.txt reads, for example: `404`"
     )
     assert "One line of" in with_format_hint("Do it.", "/app/e.txt", many, "sorted_lines")
-    assert with_format_hint("Do it.", "/app/e.txt", {"/app/e.txt": "2\n"}, "exact") == "Do it."
+    # A shorter output gets the shape of its lines: the kinds of its values, none of the values.
+    assert with_format_hint("Do it.", "/app/e.txt", {"/app/e.txt": "2\n"}, "exact") == (
+        "Do it.\n/app/e.txt holds one line of the form `<number>`."
+    )
+    two = {"/app/e.txt": "200 2\n404  4\n"}
+    assert with_format_hint("Do it.", "/app/e.txt", two, "exact") == (
+        "Do it.\n/app/e.txt holds 2 lines, each of the form `<number> <number>`."
+    )
+    mixed = {"/app/e.txt": "total: 12\nmean 0.5 ms\n"}
+    assert with_format_hint("Do it.", "/app/e.txt", mixed, "exact").endswith(
+        "of the forms `<word> <number>` and `<word> <decimal> <word>`."
+    )
+    assert with_format_hint("Do it.", "/app/e.txt", {"/app/e.txt": ""}, "exact") == "Do it."
+
+
+def test_a_line_shape_keeps_punctuation_and_hides_every_value() -> None:
+    from autoenvscaling.roles.proposer.staged.text import line_shape
+
+    assert line_shape("10.0.0.1 | -3 | 1e5 | GET") == "<word> | <number> | <decimal> | <word>"
 
 
 def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_told() -> None:

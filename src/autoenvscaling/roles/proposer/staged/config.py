@@ -31,7 +31,8 @@ class StagedConfig(BaseModel):
     format_hint: bool = Field(
         default=True,
         description="complete the instruction mechanically: what it left out of the solution's rule, the first "
-        "line of each input read, one line of a 3+ line recorded output as a format example",
+        "line of each input read, one line of a 3+ line recorded output as a format example (the shape of a shorter "
+        "one: `<number> <number>`)",
     )
     precision_repair: bool = Field(
         default=True,

@@ -32,13 +32,41 @@ def answer_in_instruction(instruction: str, outputs: dict[str, str]) -> str | No
 
 
 def with_format_hint(instruction: str, path: str, outputs: dict[str, str], compare: Compare) -> str:
-    """The instruction plus one line of the recorded output as a format example, when the output has 3 or more
-    lines (one line of several pins the format down without giving the answer away)."""
+    """The instruction plus a format example of the recorded output: one of its lines when it has 3 or more (one
+    line of several pins the format down without giving the answer away), else the shape of its lines with
+    every value replaced by its kind (``<number> <number>``), which gives no value away."""
     lines = [ln for ln in normalized(outputs.get(path, "")) if ln]
-    if len(lines) < 3 or "`" in lines[0]:
+    if not lines or "`" in "".join(lines):
         return instruction
-    which = "The first line" if compare == "exact" else "One line"
-    return f"{instruction.rstrip()}\n{which} of {path} reads, for example: `{lines[0]}`"
+    if len(lines) >= 3:
+        which = "The first line" if compare == "exact" else "One line"
+        return f"{instruction.rstrip()}\n{which} of {path} reads, for example: `{lines[0]}`"
+    shapes = [line_shape(ln) for ln in lines]
+    if len(lines) == 1:
+        return f"{instruction.rstrip()}\n{path} holds one line of the form `{shapes[0]}`."
+    if shapes[0] == shapes[1]:
+        return f"{instruction.rstrip()}\n{path} holds 2 lines, each of the form `{shapes[0]}`."
+    return f"{instruction.rstrip()}\n{path} holds 2 lines, of the forms `{shapes[0]}` and `{shapes[1]}`."
+
+
+_NUMBER = re.compile(r"[-+]?\d+")
+_DECIMAL = re.compile(r"[-+]?\d*\.\d+(?:[eE][-+]?\d+)?|[-+]?\d+[eE][-+]?\d+")
+
+
+def line_shape(line: str) -> str:
+    """A line's space-separated fields as their kinds: ``<number>``, ``<decimal>``, ``<word>``; punctuation-only
+    fields as they are (``:``, ``-``, ``|``): ``404 2`` -> ``<number> <number>``."""
+    kinds = []
+    for field in line.split(" "):
+        if _NUMBER.fullmatch(field):
+            kinds.append("<number>")
+        elif _DECIMAL.fullmatch(field):
+            kinds.append("<decimal>")
+        elif not any(c.isalnum() for c in field):
+            kinds.append(field)
+        else:
+            kinds.append("<word>")
+    return " ".join(kinds)
 
 
 def looks_like_prose(text: str) -> bool:
