@@ -225,3 +225,24 @@ def test_a_close_call_keeps_the_parent(tmp_path: Path) -> None:
     ep = _episode(tmp_path, SchemaModel([json.dumps(idea)]), _worked(), second)
     assert ep.ask_idea()
     assert ep.ctx.parent.name == "worked-example"
+
+
+def test_one_shared_word_is_enough_when_only_the_second_task_has_inputs(tmp_path: Path) -> None:
+    """v8's A1 #4: "lines that start with 'GET /'" on the file-permission parent, which has no input file."""
+    first = _parent(make_parent(tmp_path, "audit", files={}, copy="RUN mkdir -p /srv/data", instruction=AUDIT,
+                                solve=AUDIT_SOLVE))  # fmt: skip
+    idea = {
+        **COMBINE_IDEA,
+        "operator": "filter",
+        "change": "Select all lines from the input files that start with 'GET /'",
+    }
+    ep = _episode(tmp_path, SchemaModel([json.dumps(idea)]), first, _worked())
+    assert ep.ask_idea()
+    assert ep.ctx.parent.name == "worked-example"
+    # The same single word does not move an idea off a parent that has inputs of its own.
+    with_inputs = _parent(make_parent(tmp_path, "ips"))
+    ep = _episode(
+        tmp_path, SchemaModel([json.dumps({**idea, "change": "keep the lines with GET"})]), with_inputs, _worked()
+    )
+    assert ep.ask_idea()
+    assert ep.ctx.parent.name == "ips"

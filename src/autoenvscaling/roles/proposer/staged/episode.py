@@ -204,13 +204,14 @@ class Episode:
             self.caller.note("idea", "combine needs a second parent and there is none: taken as new_question")
         # A small model often describes a change of the task it read last (the second one, shown only for
         # combine) and names another operator. Where the idea shares no word with the parent and several with
-        # the second task, it is about the second: that task becomes the parent (a closer call keeps the parent).
+        # the second task (or one, when the parent has no input file and the second has), it is about the second:
+        # that task becomes the parent (a closer call keeps the parent).
         second = self.ctx.second
         if (
             idea.operator != COMBINE
             and second is not None
             and idea_affinity(idea.change, self.ctx.parent) == 0
-            and idea_affinity(idea.change, second) >= 2
+            and idea_affinity(idea.change, second) >= (1 if second.data and not self.ctx.parent.data else 2)
         ):
             self.caller.note("idea", f"the idea is about the second task ({second.name}): it is the parent now")
             self.ctx = self.ctx.model_copy(update={"parent": second, "second": self.ctx.parent})
