@@ -42,7 +42,7 @@ from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import StageCaller, fenced_or_plain, parse_json, prose_of
 from autoenvscaling.roles.proposer.staged.combine import Combination, plan_combination
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
-from autoenvscaling.roles.proposer.staged.parents import Parent, head, idea_affinity
+from autoenvscaling.roles.proposer.staged.parents import Parent, about_second, head
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import (
     COMBINE,
@@ -202,17 +202,8 @@ class Episode:
         if idea.operator == COMBINE and self.plan is None:
             idea = idea.model_copy(update={"operator": "new_question"})
             self.caller.note("idea", "combine needs a second parent and there is none: taken as new_question")
-        # A small model often describes a change of the task it read last (the second one, shown only for
-        # combine) and names another operator. Where the idea shares no word with the parent and several with
-        # the second task (or one, when the parent has no input file and the second has), it is about the second:
-        # that task becomes the parent (a closer call keeps the parent).
         second = self.ctx.second
-        if (
-            idea.operator != COMBINE
-            and second is not None
-            and idea_affinity(idea.change, self.ctx.parent) == 0
-            and idea_affinity(idea.change, second) >= (1 if second.data and not self.ctx.parent.data else 2)
-        ):
+        if idea.operator != COMBINE and second is not None and about_second(idea.change, self.ctx.parent, second):
             self.caller.note("idea", f"the idea is about the second task ({second.name}): it is the parent now")
             self.ctx = self.ctx.model_copy(update={"parent": second, "second": self.ctx.parent})
             self.log.parent = second.name

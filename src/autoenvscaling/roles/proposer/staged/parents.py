@@ -62,6 +62,17 @@ def idea_affinity(change: str, parent: Parent) -> int:
     return len(words & known)
 
 
+def about_second(change: str, parent: Parent, second: Parent) -> bool:
+    """Whether an idea (not ``combine``) is about the second task rather than its parent.
+
+    A small model often describes a change of the task it read last (the second one, shown only for combine)
+    and names another operator. Where the idea shares no word with the parent and several with the second task
+    (or one, when the parent has no input file and the second has), it is about the second; a closer call keeps
+    the parent."""
+    needed = 1 if second.data and not parent.data else 2
+    return idea_affinity(change, parent) == 0 and idea_affinity(change, second) >= needed
+
+
 def head(text: str) -> str:
     """The first lines of an input file, as prompts show it."""
     lines = text.splitlines()
