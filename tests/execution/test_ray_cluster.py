@@ -200,6 +200,26 @@ def test_a_trial_whose_retries_run_out_is_its_error_and_the_run_goes_on(cluster:
     ]  # fmt: skip
 
 
+def test_an_items_own_exception_comes_back_as_itself_after_the_results_beside_it(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    def work(i: int) -> int:  # defined here, so Ray pickles it by value
+        if i != 2:
+            (tmp_path / f"done-{i}").write_text("")
+            return i * 10
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("done-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the others finish first (the nodes share this machine's disk)
+        raise ValueError("item 2 is bad")
+
+    executor = RayExecutor(ExecutorConfig(kind="ray"))
+    got: list[int] = []
+    with pytest.raises(ValueError, match="item 2 is bad"):
+        for batch in executor.map_batches(work, [1, 2, 3], concurrency=1):
+            got += batch
+    assert sorted(got) == [10, 30]
+
+
 @pytest.mark.docker
 def test_examples_validated_and_solved_through_ray_match_local_on_docker(cluster: Cluster, tmp_path: Path) -> None:
     examples = Path(__file__).resolve().parents[2] / "examples" / "terminal"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -71,10 +73,10 @@ def test_a_result_seen_twice_is_logged_once(tmp_path: Path) -> None:
     class Twice:  # an executor that hands one item's result back twice (a rerun after a lost node)
         name, remote = "twice", False
 
-        def map_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> Iterator[Any]:
+        def map_batches(self, fn: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> Iterator[Any]:
             for item in items:
-                yield fn(item)
-                yield fn(item)
+                yield [fn(item), fn(item)]  # twice in one batch
+                yield [fn(item)]  # and again in the next
 
         def close(self) -> None:
             return None
@@ -92,10 +94,10 @@ class LosesEven:
 
     name, remote = "loses-even", True
 
-    def map_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> Iterator[Any]:
+    def map_batches(self, fn: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> Iterator[Any]:
         for i in range(len(items)):
             item = items[i]
-            yield Lost(i, "its worker died 2 time(s); retries ran out") if item % 2 == 0 else fn(item)
+            yield [Lost(i, "its worker died 2 time(s); retries ran out") if item % 2 == 0 else fn(item)]
 
     def close(self) -> None:
         return None
@@ -169,6 +171,99 @@ def test_after_an_error_items_not_started_are_not_run() -> None:
     with pytest.raises(RuntimeError, match="boom"):
         list(LocalExecutor().map_unordered(work, [1, 2, 3, 4, 5], concurrency=1))
     assert ran == [1, 2, 3]
+
+
+def test_local_executor_hands_back_together_what_finished_together() -> None:
+    go = threading.Event()
+
+    def work(i: int) -> int:
+        go.wait(5)  # all three finish while the caller is not taking results yet
+        return i
+
+    batches = LocalExecutor().map_batches(work, [1, 2, 3], concurrency=3)
+    go.set()
+    time.sleep(1.0)  # their done-callbacks run as they return
+    assert sorted(next(batches)) == [1, 2, 3]
+    assert list(batches) == []
+
+
+def test_an_error_comes_after_the_results_that_finished_with_it() -> None:
+    go = threading.Event()
+
+    def work(i: int) -> int:
+        go.wait(5)
+        if i == 2:
+            raise RuntimeError("boom")
+        return i
+
+    batches = LocalExecutor().map_batches(work, [1, 2, 3], concurrency=3)
+    go.set()
+    time.sleep(1.0)  # their done-callbacks run as they return
+    assert sorted(next(batches)) == [1, 3]
+    with pytest.raises(RuntimeError, match="boom"):
+        next(batches)
+
+
+class InBatches:
+    """An executor that hands results back in fixed batches (as Ray does with what finished since the last wait)."""
+
+    name, remote = "in-batches", False
+
+    def __init__(self, sizes: list[int]) -> None:
+        self.sizes = sizes
+
+    def map_batches(self, fn: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> Iterator[Any]:
+        done = 0
+        for size in self.sizes:
+            yield [fn(item) for item in items[done : done + size]]
+            done += size
+
+    def close(self) -> None:
+        return None
+
+
+def test_a_batch_of_results_costs_one_fsync_and_each_is_reported_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "results.jsonl"
+    runner = _runner(path, InBatches([3, 1]))
+    runner.resume(False)
+    synced: list[int] = []  # lines on disk at each fsync of the log
+    fsync = os.fsync
+
+    def counting(fd: int) -> None:
+        fsync(fd)
+        if path.exists():
+            synced.append(len(path.read_text().splitlines()))
+
+    monkeypatch.setattr(os, "fsync", counting)
+    reported: list[tuple[str, int]] = []
+    runner.run(
+        [1, 2, 3, 4],
+        lambda i: Rec(key=str(i), value=i),
+        on_done=lambda r: reported.append((r.key, len(path.read_text().splitlines()))),
+    )
+    assert synced == [3, 3, 4]  # the batch of 3, the new file's dir, then the batch of 1
+    assert reported == [("1", 3), ("2", 3), ("3", 3), ("4", 4)]  # each on disk before it is reported
+
+
+def test_a_result_that_cannot_land_keeps_those_before_it_in_its_batch(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    runner = _runner(path, InBatches([3]))
+    runner.resume(False)
+
+    def land(r: Rec) -> Rec:
+        if r.key == "2":
+            raise OSError("disk full")
+        return r
+
+    done: list[str] = []
+    with pytest.raises(OSError, match="disk full"):
+        runner.run([1, 2, 3], lambda i: Rec(key=str(i), value=i), land=land, on_done=lambda r: done.append(r.key))
+    assert done == ["1"]
+    resumed = _runner(path)
+    resumed.resume(True)
+    assert resumed.pending([1, 2, 3]) == [2, 3]
 
 
 def _write_output(input_dir: Path, output_dir: Path, extra: str) -> Rec:

@@ -1,5 +1,6 @@
 """The executor contract: ``ExecutorConfig`` (which executor, and how a Ray one connects), the ``Executor``
-protocol every executor implements, and ``Lost``: what an executor yields for an item it gave up on.
+protocol every executor implements (``each`` flattens its batches), and ``Lost``: what an executor yields for an
+item it gave up on.
 
 It sits below both executors (``executors``: local threads and ``get_executor``; ``ray_executor``), so the
 factory can import the Ray executor without the Ray executor importing the factory's module back.
@@ -59,9 +60,22 @@ class Executor(Protocol):
     name: str
     remote: bool
 
-    def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R | Lost]:
-        """``fn(item)`` for every item, yielded as each finishes. An exception from ``fn`` is raised here; an
-        item whose worker died more often than the executor retries comes back as ``Lost``."""
+    def map_batches(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[list[R | Lost]]:
+        """``fn(item)`` for every item, handed back in batches as they finish: each batch is every result that
+        finished since the last batch was taken (at least one), so a caller logs a batch with one fsync. An
+        exception from ``fn`` is raised after the batch of the results that finished with it; an item whose worker
+        died more often than the executor retries comes back as ``Lost``."""
         ...
 
     def close(self) -> None: ...
+
+
+def each(batches: Iterator[list[R]]) -> Iterator[R]:
+    """``map_batches``'s results one by one; closing this closes the executor's iterator (its cleanup runs)."""
+    try:
+        for batch in batches:
+            yield from batch
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()

@@ -1,22 +1,32 @@
 """Where work runs: ``LocalExecutor`` (threads in this process, the default) or ``RayExecutor`` (a Ray cluster).
 
-An executor only maps a function over items and hands results back as they finish; it never writes the run
-dir. ``remote`` says whether the work may run on a machine that does not share this process's disk: then the
+An executor only maps a function over items and hands results back in batches as they finish; it never writes
+the run dir. ``remote`` says whether the work may run on a machine that does not share this process's disk: then the
 caller ships its inputs and carries its outputs back (``portable``), and the function and items must pickle.
 """
 
 from __future__ import annotations
 
 import contextlib
+import queue
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from autoenvscaling.errors import UserInputError
-from autoenvscaling.execution.base import Executor, ExecutorConfig, ExecutorError, ExecutorKind, Lost
+from autoenvscaling.execution.base import Executor, ExecutorConfig, ExecutorError, ExecutorKind, Lost, each
 from autoenvscaling.stopping import clear_stop, request_stop
 
-__all__ = ["Executor", "ExecutorConfig", "ExecutorError", "ExecutorKind", "LocalExecutor", "Lost", "get_executor"]
+__all__ = [
+    "Executor",
+    "ExecutorConfig",
+    "ExecutorError",
+    "ExecutorKind",
+    "LocalExecutor",
+    "Lost",
+    "each",
+    "get_executor",
+]
 
 I = TypeVar("I")  # noqa: E741 - an item
 R = TypeVar("R")
@@ -31,15 +41,28 @@ class LocalExecutor:
     def __init__(self, thread_name: str = "run") -> None:
         self.thread_name = thread_name
 
-    def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R]:
+    def map_batches(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[list[R]]:
         if not items:
             return
         pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix=self.thread_name)
+        finished: queue.SimpleQueue[Future[R]] = queue.SimpleQueue()  # each future once, as it finishes
         interrupted = False
         try:
-            futures = [pool.submit(fn, item) for item in items]
-            for fut in as_completed(futures):
-                yield fut.result()
+            for item in items:
+                pool.submit(fn, item).add_done_callback(finished.put)
+            left = len(items)
+            while left:
+                done = [finished.get()]
+                with contextlib.suppress(queue.Empty):
+                    while True:
+                        done.append(finished.get_nowait())
+                left -= len(done)
+                failed = next((f for f in done if f.exception() is not None), None)
+                batch = [f.result() for f in done if f.exception() is None]
+                if batch:
+                    yield batch
+                if failed is not None:
+                    failed.result()  # raises the item's exception
         except KeyboardInterrupt:  # the running items stop at their next model call (stopping.py)
             interrupted = True
             request_stop()
@@ -50,6 +73,10 @@ class LocalExecutor:
             finally:
                 if interrupted:
                     clear_stop()
+
+    def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R]:
+        """``map_batches``, one result at a time."""
+        return each(self.map_batches(fn, items, concurrency))
 
     def close(self) -> None:
         return None

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from autoenvscaling.errors import UserInputError
-from autoenvscaling.execution.base import ExecutorConfig, ExecutorError, Lost
+from autoenvscaling.execution.base import ExecutorConfig, ExecutorError, Lost, each
 
 __all__ = ["ExecutorError", "RayExecutor"]
 
@@ -69,7 +69,7 @@ class RayExecutor:
                 raise UserInputError(f"--ray-address {self.config.address}: {e}") from None
         self._started_here = True
 
-    def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R | Lost]:
+    def map_batches(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[list[R | Lost]]:
         ray = self.ray
         if not items:
             return
@@ -101,16 +101,40 @@ class RayExecutor:
                 if len(pending) > 0:  # every other finished one too, without waiting
                     more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
                     ready += more
-                while ready:
-                    ref = ready.pop(0)
-                    result = self._get(ref, index.pop(ref))
+                for _ in range(len(ready)):  # the window refills before the driver lands the batch
                     nxt = next(todo, None)
-                    if nxt is not None:
-                        submit(*nxt)
-                    yield result
+                    if nxt is None:
+                        break
+                    submit(*nxt)
+                taken, ready = ready, []
+                batch, failure = self._get_all(taken, [index.pop(ref) for ref in taken])
+                if batch:
+                    yield batch
+                if failure is not None:
+                    raise failure
         finally:  # the caller stopped (an error, Ctrl-C): what is still queued or running is not wanted
             for ref in pending + ready:
                 ray.cancel(ref)
+
+    def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R | Lost]:
+        """``map_batches``, one result at a time."""
+        return each(self.map_batches(fn, items, concurrency))
+
+    def _get_all(self, refs: list[Any], indices: list[int]) -> tuple[list[Any], BaseException | None]:
+        """The finished tasks' results with one ``ray.get``; when one failed, each on its own: the others' results,
+        and the first failure to raise after them."""
+        try:
+            return list(self.ray.get(refs)), None
+        except Exception:  # sorted out task by task below
+            pass
+        out: list[Any] = []
+        failure: BaseException | None = None
+        for ref, i in zip(refs, indices, strict=True):
+            try:
+                out.append(self._get(ref, i))
+            except Exception as e:  # the item's own exception, raised after its batch
+                failure = failure or e
+        return out, failure
 
     def _get(self, ref: Any, index: int) -> Any:
         ray = self.ray

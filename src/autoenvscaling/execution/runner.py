@@ -103,9 +103,9 @@ class ItemRunner(Generic[I, R]):
         """
         pending = self.pending(items)
         todo: Sequence[Any] = pending if send is None else _Sent(pending, send)
-        with results_of(self.executor.map_unordered(work, todo, self.concurrency)) as results:
-            for got in results:
-                self._take(got, pending, land, lost, on_done)
+        with results_of(self.executor.map_batches(work, todo, self.concurrency)) as batches:
+            for batch in batches:
+                self._take(batch, pending, land, lost, on_done)
         out: list[R] = []
         listed: set[str] = set()
         for item in items:
@@ -117,23 +117,31 @@ class ItemRunner(Generic[I, R]):
 
     def _take(
         self,
-        got: Any,
+        batch: list[Any],
         pending: Sequence[I],
         land: Callable[[Any], R] | None,
         lost: Callable[[I, str], R] | None,
         on_done: Callable[[R], None],
     ) -> None:
-        """One result from the executor: logged once under its key, then reported."""
-        if isinstance(got, Lost):
-            item = pending[got.index]
-            if lost is None:
-                raise ExecutorError(f"{self.item_key(item)}: {got.reason}; resume the run to redo it")
-            result = lost(item, got.reason)
-        else:
-            result = land(got) if land is not None else cast(R, got)
-        key = self.result_key(result)
-        if key in self.done:  # a rerun the executor could not rule out: the first result stands
-            return
-        self.log.append(result)
-        self.done[key] = result
-        on_done(result)
+        """A batch of results from the executor: each logged once under its key (one fsync for the batch), then
+        reported. A result is reported only once it is on disk; when one result of a batch cannot be taken (its
+        files do not land, its item was lost and nothing records that), the ones before it are still kept."""
+        fresh: list[R] = []
+        try:
+            for got in batch:
+                if isinstance(got, Lost):
+                    item = pending[got.index]
+                    if lost is None:
+                        raise ExecutorError(f"{self.item_key(item)}: {got.reason}; resume the run to redo it")
+                    result = lost(item, got.reason)
+                else:
+                    result = land(got) if land is not None else cast(R, got)
+                key = self.result_key(result)
+                if key in self.done:  # a rerun the executor could not rule out: the first result stands
+                    continue
+                self.done[key] = result
+                fresh.append(result)
+        finally:
+            self.log.extend(fresh)
+            for result in fresh:
+                on_done(result)
