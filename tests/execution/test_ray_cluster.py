@@ -22,9 +22,16 @@ from typing import Any
 
 import pytest
 
+from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.execution.executors import ExecutorConfig, LocalExecutor
 from autoenvscaling.execution.ray_executor import RayExecutor
 from autoenvscaling.flywheel.solving import solve_tasks
+from autoenvscaling.llm.config import parse_model_arg
+from autoenvscaling.llm.scripted import ScriptedModel
+from autoenvscaling.roles.proposer import run as propose_run
+from autoenvscaling.roles.proposer.domain import domain_context
+from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+from autoenvscaling.roles.remote_solver import RemoteSolverFactory
 from autoenvscaling.roles.solve_run import SolveRun
 from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.sandbox.fake_scored import NAME, ScoredFakeBackend, write_scored_task
@@ -240,3 +247,41 @@ def test_examples_validated_and_solved_through_ray_match_local_on_docker(cluster
         )
     assert seen["ray"] == seen["local"]
     assert [v[1] for v in seen["ray"][0]] == ["valid", "valid"] and [r[2] for r in seen["ray"][1]] == [1.0, 1.0]
+
+
+@pytest.mark.docker
+def test_a_candidates_blind_reproduction_runs_on_ray_and_its_trials_come_back(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idea = {
+        "operator": "filter",
+        "change": "Count the requests that ended with status 404",
+        "output_file": "/app/count404.txt",
+        "compare": "exact",
+        "new_data": False,
+    }
+    instruction = "Count the requests with status 404 in /app/data/access.log; write the number to /app/count404.txt."
+    solution = "```bash\ngrep -c ' 404$' /app/data/access.log > /app/count404.txt\n```"
+    proposer = ScriptedModel([json.dumps(idea), instruction, solution, json.dumps({"decision": "ok", "reason": "ok"})])
+    script = tmp_path / "blind.json"  # each worker opens the scripted blind solver from this file
+    script.write_text(json.dumps(["```bash\ngrep -c 404 /app/data/access.log > /app/count404.txt\n```", "submit"]))
+    solver = RemoteSolverFactory(parse_model_arg(f"scripted:{script}"), AgentConfig(max_turns=4))
+    config = ProposeConfig.model_validate(
+        {"mode": "staged", "n": 1, "reproduce_attempts": 2, "proposer": {"staged": {"order": "instruction_first"}}}
+    )
+    out = tmp_path / "out"
+
+    def on_the_driver(*_a: Any, **_k: Any) -> None:
+        raise AssertionError("the blind attempts ran on the driver")
+
+    monkeypatch.setattr(propose_run, "reproduce", on_the_driver)  # the workers' own module is untouched
+    run = ProposeRun(
+        out, DockerBackend(), proposer, domain_context("terminal"), config, solver_factory=solver,
+        executor=RayExecutor(ExecutorConfig(kind="ray")), backend_name="docker",
+    )  # fmt: skip
+    (record,) = run.run()
+    assert record.verdict == "valid", record
+    assert record.validation.recorded and record.validation.reproduce_rewards == [1.0]
+    result = (out / "reproduce" / "staged-000__blind-1" / "result.json").read_text()  # landed by the driver
+    assert "autoenv-work-" not in result and str(out / "reproduce" / "staged-000__blind-1") in result
+    assert len((out / "reproduce" / "results.jsonl").read_text().splitlines()) == 1

@@ -75,3 +75,73 @@ def test_too_few_rewarded_attempts_is_an_error_not_a_rejection(monkeypatch, tmp_
     assert len(runner.dirs) == 4  # one rewarded, then three errors: the cap
     assert not out.reproduced  # one rewarded attempt of three: no verdict, an error
     assert out.error is not None and out.error.startswith("only 1 of 3 blind attempts got a reward")
+
+
+# --- ProposeRun.validate: which candidates get blind attempts, and when --------------------------------------
+
+
+def _propose_run(monkeypatch, tmp_path: Path, reproduced: dict[str, bool]):
+    """A ProposeRun whose validation passes every candidate as recorded, whose twins are candidates 0 and 1, and
+    whose blind attempts reproduce as ``reproduced`` says; returns the run and the order of the blind attempts."""
+    from autoenvscaling.roles.proposer import run as run_mod
+    from autoenvscaling.roles.proposer.domain import domain_context
+    from autoenvscaling.roles.proposer.novelty import NoveltyResult
+    from autoenvscaling.roles.proposer.records import GenerationResult, GenerationStats, ProposalRecord
+    from autoenvscaling.roles.proposer.records import ValidationStats as Stats
+
+    class _Validation:
+        def __init__(self, *_a, **_k) -> None:
+            pass
+
+        def run(self, candidates, on_done):
+            return [], None
+
+    def record(gen, _report, _refs, _threshold):
+        return ProposalRecord(
+            id=gen.id, mode=gen.mode, domain="", episode_dir="", candidate_dir=gen.candidate_dir, verdict="valid",
+            generation=GenerationStats(), validation=Stats(verdict="valid", recorded=True),
+        )  # fmt: skip
+
+    def novelty(task_dir: Path, refs: list[Path], _threshold: float = 0.0) -> NoveltyResult:
+        twins = {"c0", "c1"}
+        twin = task_dir.name in twins and any(r.name in twins for r in refs)
+        return NoveltyResult(duplicate_of="c0" if twin else None)
+
+    attempts: list[str] = []
+
+    def blind(task_dir: Path, *_a, **_k) -> mod.Reproduction:
+        attempts.append(task_dir.name)
+        return mod.Reproduction(task=task_dir.name, rewards=[1.0 if reproduced[task_dir.name] else 0.0])
+
+    monkeypatch.setattr(run_mod, "ValidationRun", _Validation)
+    monkeypatch.setattr(run_mod, "proposal_record", record)
+    monkeypatch.setattr(run_mod, "check_novelty", novelty)
+    monkeypatch.setattr(run_mod, "reproduce", blind)
+    config = run_mod.ProposeConfig(mode="prompt")
+    run = run_mod.ProposeRun(tmp_path / "out", None, None, domain_context("terminal"), config, solver_factory=object)
+    gens = [
+        GenerationResult(id=f"c{i}", mode="prompt", episode_dir="", candidate_dir=str(tmp_path / f"c{i}"))
+        for i in range(3)
+    ]
+    return run, gens, attempts
+
+
+def test_a_twin_gets_no_blind_attempts_once_its_sibling_is_reproduced(monkeypatch, tmp_path):
+    run, gens, attempts = _propose_run(monkeypatch, tmp_path, {"c0": True, "c1": True, "c2": False})
+    records = run.validate(gens)
+    assert attempts == ["c0", "c2"]
+    assert [(r.id, r.verdict, r.failed_checks) for r in records] == [
+        ("c0", "valid", []), ("c1", "invalid", ["duplicate-in-run"]), ("c2", "invalid", ["not-reproduced"]),
+    ]  # fmt: skip
+    logged = (tmp_path / "out" / "reproduce" / "results.jsonl").read_text().splitlines()
+    assert sorted(mod.Reproduction.model_validate_json(x).task for x in logged) == ["c0", "c2"]
+
+
+def test_a_twin_gets_its_own_blind_attempts_when_its_sibling_is_not_reproduced(monkeypatch, tmp_path):
+    run, gens, attempts = _propose_run(monkeypatch, tmp_path, {"c0": False, "c1": True, "c2": True})
+    seen: list[str] = []
+    records = run.validate(gens, on_reproduced=lambda gid, _r: seen.append(gid))
+    assert attempts == ["c0", "c2", "c1"]  # the twin waited for its sibling's verdict
+    assert seen == attempts
+    assert [(r.id, r.verdict) for r in records] == [("c0", "invalid"), ("c1", "valid"), ("c2", "valid")]
+    assert [r.validation.reproduce_rewards for r in records] == [[0.0], [1.0], [1.0]]

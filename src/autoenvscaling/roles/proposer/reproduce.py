@@ -7,17 +7,22 @@ kept as ``None`` and counts neither as a reproduction nor as a failure to reprod
 verdict rests on ``attempts`` rewarded attempts, with up to ``attempts`` such reruns in all. When the reruns run
 out before the attempts did, and nothing was reproduced, the result is an error: infrastructure failures never
 become a rejection.
+
+On a remote executor (Ray) one candidate's attempts are one task (``RemoteReproduction``): the backend is made
+on the worker, the agent factory travels (``RemoteSolverFactory``), and the trial dirs come back to the driver.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.sandbox.registry import shared_backend
 from autoenvscaling.tasks import load_task
 from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import is_solved
@@ -26,6 +31,7 @@ from autoenvscaling.verify.trial_agents import TrialAgent
 
 
 class Reproduction(BaseModel):
+    task: str = ""  # the candidate dir's name
     rewards: list[float | None] = Field(default_factory=list)
     tokens: int = 0
     wall_sec: float = 0.0
@@ -50,7 +56,7 @@ def reproduce(
     """Up to ``attempts`` blind solver trials on ``task_dir``; ``agent_timeout_sec`` replaces the task's own agent
     limit (written for a fast endpoint; a small model on the CPU needs longer for the same turns)."""
     started = time.perf_counter()
-    out = Reproduction()
+    out = Reproduction(task=task_dir.name)
     task = load_task(task_dir)
     runner = TrialRunner(backend, builder or EnvironmentBuilder(backend), run_id=run_id, prewarm=False)
     try:
@@ -79,3 +85,25 @@ def reproduce(
         )
     out.wall_sec = time.perf_counter() - started
     return out
+
+
+@dataclass(frozen=True)
+class RemoteReproduction:
+    """One candidate's blind attempts on a worker (a Ray task); ``agent_factory`` must pickle."""
+
+    backend: str
+    agent_factory: Callable[[], TrialAgent]
+    attempts: int
+    run_id: str | None = None
+    agent_timeout_sec: float | None = None
+
+    def __call__(self, task_dir: Path, trials_dir: Path, _extra: str) -> Reproduction:
+        return reproduce(
+            task_dir,
+            self.agent_factory,
+            shared_backend(self.backend),
+            trials_dir,
+            attempts=self.attempts,
+            run_id=self.run_id,
+            agent_timeout_sec=self.agent_timeout_sec,
+        )

@@ -26,7 +26,9 @@ from pydantic import BaseModel, Field
 
 from autoenvscaling.agent.config import AgentConfig, guarded_solver
 from autoenvscaling.execution.executors import Executor, LocalExecutor, results_of
+from autoenvscaling.execution.portable import Delivery, PortableWork, ship
 from autoenvscaling.execution.rundir import ResultsLog, write_atomic
+from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.adversary import model_probes_for
 from autoenvscaling.roles.proposer.config import ProposerConfig
@@ -42,7 +44,7 @@ from autoenvscaling.roles.proposer.records import (
     Mode,
     ProposalRecord,
 )
-from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduce
+from autoenvscaling.roles.proposer.reproduce import RemoteReproduction, Reproduction, reproduce
 from autoenvscaling.roles.proposer.staged.episode import StagedContext
 from autoenvscaling.roles.proposer.staged.flow import run_staged_episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
@@ -259,21 +261,44 @@ class ProposeRun:
                 on_generated(gen)
         return sorted(results, key=lambda g: g.id)
 
-    def _reproduce(self, record: ProposalRecord, on_reproduced: OnReproduced) -> ProposalRecord:
-        """Blind solver attempts on a valid candidate whose tests hold recorded outputs."""
-        if not (record.is_valid and record.validation.recorded and self.config.reproduce_attempts > 0):
-            return record
-        assert record.candidate_dir is not None
-        result = reproduce(
-            Path(record.candidate_dir),
+    def _needs_reproduction(self, record: ProposalRecord) -> bool:
+        """A valid candidate whose tests hold recorded outputs: a blind solver must reproduce them."""
+        return bool(record.is_valid and record.validation.recorded and self.config.reproduce_attempts > 0)
+
+    def _reproduce_all(self, runner: ItemRunner[Path, Reproduction], candidates: list[Path]) -> None:
+        """Blind solver attempts on each candidate: one candidate at a time here, or one task each on a remote
+        executor (its workers make their own backend and solver; the trial dirs come back here)."""
+        trials = self.out_dir / "reproduce"
+        trials.mkdir(parents=True, exist_ok=True)
+        if not runner.executor.remote:
+            work = lambda task_dir: reproduce(  # noqa: E731
+                task_dir,
+                self.solver_factory,
+                self.backend,
+                trials,
+                attempts=self.config.reproduce_attempts,
+                run_id=self.run_id,
+                agent_timeout_sec=self.config.reproduce_timeout_sec,
+            )
+            runner.run(candidates, work, lost=_lost_reproduction)
+            return
+        remote = RemoteReproduction(
+            self.backend_name or self.backend.name,
             self.solver_factory,
-            self.backend,
-            self.out_dir / "reproduce",
-            attempts=self.config.reproduce_attempts,
+            self.config.reproduce_attempts,
             run_id=self.run_id,
             agent_timeout_sec=self.config.reproduce_timeout_sec,
         )
-        on_reproduced(record.id, result)
+        runner.run(
+            candidates,
+            PortableWork(remote),
+            send=lambda task_dir: ship(str(task_dir), task_dir, trials),
+            land=_land_reproduction,
+            lost=_lost_reproduction,
+        )
+
+    def _reproduced(self, record: ProposalRecord, result: Reproduction) -> ProposalRecord:
+        """``record`` with its blind attempts: rejected when none reproduced, an error when too few got a reward."""
         validation = record.validation.model_copy(
             update={
                 "reproduce_rewards": result.rewards,
@@ -324,17 +349,48 @@ class ProposeRun:
             done, _ = run.run(candidates, on_done=reported)
             reports = {Path(r.task_path).name: r for r in done}
         threshold = self.config.proposer.novelty_threshold
-        records: list[ProposalRecord] = []
-        accepted: list[Path] = []
-        for g in sorted(generations, key=lambda g: g.id):
-            rec = proposal_record(g, reports.get(g.id), self.references(g), threshold).model_copy(
+        checked = [
+            proposal_record(g, reports.get(g.id), self.references(g), threshold).model_copy(
                 update={"domain": self.domain.name}
             )
+            for g in sorted(generations, key=lambda g: g.id)
+        ]
+        # The blind attempts of every candidate that needs them, at once (on the executor when there is one). A
+        # twin of an earlier valid candidate waits: it needs its own only if that one is not reproduced.
+        repro: ItemRunner[Path, Reproduction] = ItemRunner(
+            ResultsLog(self.out_dir / "reproduce" / "results.jsonl", Reproduction),
+            item_key=lambda task_dir: task_dir.name,
+            result_key=lambda r: r.task,
+            executor=self.executor,
+        )
+        repro.resume(False)
+        first: list[Path] = []
+        valid: list[Path] = []
+        for rec in checked:
+            if rec.is_valid and rec.candidate_dir:
+                here = Path(rec.candidate_dir)
+                twin = bool(valid) and not check_novelty(here, valid, threshold).is_new
+                if self._needs_reproduction(rec) and not twin:
+                    first.append(here)
+                valid.append(here)
+        if first:
+            self._reproduce_all(repro, first)
+            for task in first:
+                on_reproduced(task.name, repro.done[task.name])
+        records: list[ProposalRecord] = []
+        accepted: list[Path] = []
+        for rec in checked:
             if rec.is_valid and rec.candidate_dir and accepted:
-                twin = check_novelty(Path(rec.candidate_dir), accepted, threshold)
-                if not twin.is_new:
+                twin_of_accepted = check_novelty(Path(rec.candidate_dir), accepted, threshold)
+                if not twin_of_accepted.is_new:
                     rec = rec.model_copy(update={"verdict": "invalid", "failed_checks": [DUPLICATE_IN_RUN]})
-            rec = self._reproduce(rec, on_reproduced)
+            if self._needs_reproduction(rec):
+                assert rec.candidate_dir is not None
+                here = Path(rec.candidate_dir)
+                if here.name not in repro.done:  # a twin whose earlier sibling was not reproduced
+                    self._reproduce_all(repro, [here])
+                    on_reproduced(here.name, repro.done[here.name])
+                rec = self._reproduced(rec, repro.done[here.name])
             if rec.is_valid and rec.candidate_dir:
                 accepted.append(Path(rec.candidate_dir))
             records.append(rec)
@@ -349,3 +405,12 @@ class ProposeRun:
         self, on_generated: OnGenerated = lambda _g: None, on_validated: OnValidated = lambda _r: None
     ) -> list[ProposalRecord]:
         return self.validate(self.generate(on_generated), on_validated)
+
+
+def _land_reproduction(delivery: Delivery[Reproduction]) -> Reproduction:
+    return delivery.land(Reproduction)
+
+
+def _lost_reproduction(task_dir: Path, why: str) -> Reproduction:
+    """A candidate whose blind attempts the executor lost for good: an infrastructure error, never a rejection."""
+    return Reproduction(task=task_dir.name, error=f"ExecutorError: {why}")
