@@ -260,7 +260,10 @@ class SolveRun:
                 records = items.run(jobs, attempt, on_done=on_done)
         finally:
             self.runner.close()
-        summaries = [summarize_task(tasks[t].name, [r for r in records if r.task_path == str(t)]) for t in task_dirs]
+        by_task: dict[str, list[AttemptRecord]] = {}
+        for r in records:  # one pass: a scan of all records per task is quadratic at 10,000 trials
+            by_task.setdefault(r.task_path, []).append(r)
+        summaries = [summarize_task(tasks[t].name, by_task.get(str(t), [])) for t in task_dirs]
         summary = {
             "run_dir": str(self.run_dir),
             "wall_sec": time.perf_counter() - started,
