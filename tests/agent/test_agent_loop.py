@@ -373,6 +373,9 @@ def test_max_repeats_ends_a_run_stuck_on_one_command(sandbox: Sandbox, tmp_path:
     # A different command in between starts the count again.
     agent, _ = make_agent([bash("ls"), bash("ls"), bash("pwd"), bash("pwd"), "submit"], sandbox, max_repeats=2)
     assert agent.run("task").exit_reason == "submitted"
+    # 0 is no limit, as None is (TOML has no null: a [solver] table turns the limit off with 0).
+    agent, _ = make_agent(replies, sandbox, max_repeats=0)
+    assert (agent.run("task").exit_reason, agent.repeats) == ("submitted", 3)
 
 
 def test_outputs_before_submit_refuses_a_submit_while_a_named_output_is_missing_or_empty(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import tomli_w
 
+from autoenvscaling.agent.config import guarded_solver
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.flywheel.config import FlywheelConfig, load_config, parse_override
 from autoenvscaling.flywheel.domains import allocate, seed_tasks
@@ -40,6 +41,17 @@ def test_overrides_and_model_tables(tmp_path: Path) -> None:
     assert cfg.models.proposer is not None and cfg.models.proposer.name == "gpt-x"
     assert cfg.train.command == "python train.py {export_dir}"
     assert parse_override("a.b=hello world") == (["a", "b"], "hello world")
+
+
+def test_a_solver_table_keeps_the_guards_it_does_not_name(tmp_path: Path) -> None:
+    path = tmp_path / "fw.toml"
+    path.write_text("[solver]\nmax_turns = 12\nmax_repeats = 0\n")
+    cfg = load_config(path, ["solver.command_timeout_sec=45"])
+    assert (cfg.solver.max_turns, cfg.solver.max_repeats, cfg.solver.command_timeout_sec) == (12, 0, 45)
+    guarded = guarded_solver(max_turns=12)  # the guards the table left alone are the round's defaults
+    assert cfg.solver.review_before_submit and cfg.solver.outputs_before_submit == guarded.outputs_before_submit
+    assert cfg.solver.preview_inputs == guarded.preview_inputs and cfg.solver.stop_after_block
+    assert FlywheelConfig().solver == guarded_solver(max_turns=30)
 
 
 def test_errors_are_one_line(tmp_path: Path) -> None:

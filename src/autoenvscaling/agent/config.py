@@ -50,10 +50,10 @@ class AgentConfig(BaseModel):
     )
     max_repeats: int | None = Field(
         default=None,
-        ge=1,
+        ge=0,
         description="replies in a row that repeat the command just run (and are refused) before the run ends with "
         "exit reason 'repeats'; a small model that loops rarely leaves the loop, and each refused reply is a full "
-        "model call; None: no limit",
+        "model call; None or 0: no limit",
     )
     repeat_temperature: float | None = Field(
         default=1.0,

@@ -300,7 +300,7 @@ class Agent:
         self.record(response, action, results, extra={"repeated_command": True})
         if self.config.repeat_temperature is not None:
             self._sampling = Sampling(temperature=self.config.repeat_temperature)
-        if self.config.max_repeats is not None and self._repeats_in_a_row >= self.config.max_repeats:
+        if self.config.max_repeats and self._repeats_in_a_row >= self.config.max_repeats:
             raise StuckRepeating(f"{self._repeats_in_a_row} replies in a row repeated the last command")
 
     def on_format_error(self, response: ModelResponse, error: FormatError) -> None:

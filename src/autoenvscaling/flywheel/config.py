@@ -25,6 +25,7 @@ from autoenvscaling.train.settings import TrainSettings
 from autoenvscaling.validate.probes import ProbeConfig
 
 _SAME = ("", "same", "solver")
+DEFAULT_SOLVER_TURNS = 30
 
 
 def _model(value: Any) -> Any:
@@ -170,13 +171,24 @@ class FlywheelConfig(BaseModel):
         "docs/multi-node.md",
     )
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
-    solver: AgentConfig = Field(default_factory=lambda: guarded_solver(max_turns=30))
+    solver: AgentConfig = Field(default_factory=lambda: guarded_solver(max_turns=DEFAULT_SOLVER_TURNS))
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     image_aliases: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("solver", mode="before")
+    @classmethod
+    def _solver_over_guards(cls, v: Any) -> Any:
+        """A ``[solver]`` table changes the keys it names; the rest keep the round's defaults (the small-model
+        guards of ``guarded_solver``), as when there is no table. Set a guard to its off value to drop it."""
+        if isinstance(v, dict):
+            turns = v.get("max_turns", DEFAULT_SOLVER_TURNS)
+            base = guarded_solver(max_turns=turns if isinstance(turns, int) else DEFAULT_SOLVER_TURNS)
+            return base.model_dump() | v
+        return v
 
     @field_validator("domains")
     @classmethod
