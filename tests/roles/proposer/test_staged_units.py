@@ -15,12 +15,14 @@ from autoenvscaling.roles.proposer.staged.parents import copied_files, load_pare
 from autoenvscaling.roles.proposer.staged.record import (
     OUTPUT_COPIES_INPUT,
     OUTPUT_EMPTY,
+    OUTPUT_FILE_PREFIX,
     OUTPUT_IN_IMAGE,
     OUTPUT_MISSING,
     OUTPUT_TOO_LARGE,
     SOLUTION_FAILED,
     SolutionRun,
     describe_run,
+    file_prefix,
     mechanical_problem,
     sha256_text,
 )
@@ -121,6 +123,25 @@ def _run(**kw: object) -> SolutionRun:
 def test_each_guard_names_its_check(run: SolutionRun, check: str | None) -> None:
     problem = mechanical_problem(run, {"in.txt": "a\nb"})
     assert (problem[0] if problem else None) == check
+
+
+@pytest.mark.parametrize(
+    ("text", "prefix"),
+    [
+        ("/app/logs/a.log:1.2.3.4 GET 500\n/app/logs/a.log.1:1.2.3.5 GET 500\n", "/app/logs/a.log"),
+        ("      2 logs/a.log.1:1.2.3.4 GET\n      1 logs/a.log.1:1.2.3.5 GET\n", "logs/a.log.1"),  # uniq -c
+        ("1.2.3.4 GET 500\n/app/logs/a.log:1.2.3.5 GET 500\n9.9.9.9 x\n", None),  # one line of three
+        ("1.2.3.9 GET 500\n", None),
+        ("data: 3\nmeta: 4\n", None),  # a word ending in an input's name is no path
+    ],
+)
+def test_lines_that_start_with_an_input_files_name_are_found(text: str, prefix: str | None) -> None:
+    inputs = {"/app/logs/a.log": "1.2.3.4 GET 500\n", "/app/logs/a.log.1": "1.2.3.5 GET 500\n", "/app/a": "x"}
+    assert file_prefix(text, inputs) == prefix
+    run = _run(outputs={"/app/out.txt": text})
+    problem = mechanical_problem(run, inputs)
+    assert (problem[0] if problem else None) == (OUTPUT_FILE_PREFIX if prefix else None)
+    assert problem is None or "grep -h" in problem[1]
 
 
 def test_the_observation_shows_exit_errors_and_output_heads() -> None:

@@ -17,6 +17,7 @@ Guards of ``record``, each with its own check id:
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
 from pathlib import Path
 
@@ -36,6 +37,7 @@ OUTPUT_TOO_LARGE = "output-too-large"
 OUTPUT_COPIES_INPUT = "output-copies-input"
 OUTPUT_IN_IMAGE = "output-in-image"
 OUTPUT_UNSTABLE = "output-unstable"
+OUTPUT_FILE_PREFIX = "output-file-prefix"
 DRAFT_BUILD = "draft-build"
 CROSS_ORACLE = "cross-oracle"
 GUARDS = (
@@ -160,6 +162,19 @@ def describe_run(run: SolutionRun, head_lines: int = 8) -> str:
     return "\n".join(parts)
 
 
+def file_prefix(text: str, inputs: dict[str, str]) -> str | None:
+    """The input path (as the script named it) that at least half of ``text``'s lines start with as ``PATH:``
+    (after a ``uniq -c`` count, if any), or None. ``grep PATTERN a b`` writes such lines; a blind solver given
+    the instruction does not."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines or not inputs:
+        return None
+    names = "|".join(re.escape(p.rsplit("/", 1)[-1]) for p in sorted(inputs, key=len, reverse=True))
+    starts = re.compile(rf"\s*(?:\d+\s+)?((?:\S*/)?(?:{names})):")  # the path as grep got it: /app/x, x, ./x
+    found = [m.group(1) for m in map(starts.match, lines) if m is not None]
+    return found[0] if 2 * len(found) >= len(lines) else None
+
+
 def mechanical_problem(run: SolutionRun, inputs: dict[str, str]) -> tuple[str, str] | None:
     """The first guard one run already fails ``(check id, detail)``, or None."""
     if run.exit_code != 0 or run.timed_out:
@@ -175,6 +190,12 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str]) -> tuple[str, s
         for name, data in inputs.items():
             if normalized(text) == normalized(data):
                 return OUTPUT_COPIES_INPUT, f"{path} is a copy of the input {name}"
+        prefix = file_prefix(text, inputs)
+        if prefix is not None:
+            return OUTPUT_FILE_PREFIX, (
+                f"the lines of {path} start with an input file's name ({prefix}:...): grep prints it when it reads "
+                "several files, and the instruction does not ask for it; use grep -h, or cat the files into one grep"
+            )
     for path in run.preexisting:
         return OUTPUT_IN_IMAGE, f"{path} already exists before the solution runs"
     for path, text in run.outputs.items():
