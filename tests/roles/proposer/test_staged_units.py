@@ -19,8 +19,10 @@ from autoenvscaling.roles.proposer.staged.record import (
     OUTPUT_IN_IMAGE,
     OUTPUT_MISSING,
     OUTPUT_TOO_LARGE,
+    OUTPUT_WITHOUT_DATA,
     SOLUTION_FAILED,
     SolutionRun,
+    data_free,
     describe_run,
     file_prefix,
     mechanical_problem,
@@ -142,6 +144,27 @@ def test_lines_that_start_with_an_input_files_name_are_found(text: str, prefix: 
     problem = mechanical_problem(run, inputs)
     assert (problem[0] if problem else None) == (OUTPUT_FILE_PREFIX if prefix else None)
     assert problem is None or "grep -h" in problem[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("total \n", True),  # awk's END line of a rule that matched nothing
+        ("-\n-\n-\n", True),  # a field that is "-" on every line: no word at all
+        ("0\n", True),
+        ("total 7\n", False),  # a count came from the data
+        ("10.0.0.2 GET /missing 404\n", False),
+        ("GET\nPUT\n", False),  # words of the input the script does not name
+    ],
+)
+def test_an_output_made_of_the_scripts_own_words_is_found(text: str, flagged: bool) -> None:
+    solve_sh = (
+        'awk \'$3 >= 400 && $2 == "GET" {n++; print $3} END {print "total", n}\' /app/data/access.log > /app/out.txt'
+    )
+    assert data_free(text, solve_sh) is flagged
+    problem = mechanical_problem(_run(outputs={"/app/out.txt": text}), {"/app/data/access.log": "x"}, solve_sh)
+    assert (problem[0] if problem else None) == (OUTPUT_WITHOUT_DATA if flagged else None)
+    assert mechanical_problem(_run(outputs={"/app/out.txt": text}), {"/app/data/access.log": "x"}) is None
 
 
 def test_the_observation_shows_exit_errors_and_output_heads() -> None:

@@ -347,7 +347,7 @@ class Episode:
         text = rec.describe_run(run)
         self.caller.note("observe", text)
         self.log.observations.append(text)
-        return text, rec.mechanical_problem(run, self.inputs)
+        return text, rec.mechanical_problem(run, self.inputs, self.files.solve_sh)
 
     def retry(self, ask: Callable[..., None], attempt: int, problem: str) -> None:
         """Alternate a repair (error shown) with a fresh sample: small models often repeat a broken script."""

@@ -38,6 +38,7 @@ OUTPUT_COPIES_INPUT = "output-copies-input"
 OUTPUT_IN_IMAGE = "output-in-image"
 OUTPUT_UNSTABLE = "output-unstable"
 OUTPUT_FILE_PREFIX = "output-file-prefix"
+OUTPUT_WITHOUT_DATA = "output-without-data"
 DRAFT_BUILD = "draft-build"
 CROSS_ORACLE = "cross-oracle"
 GUARDS = (
@@ -175,8 +176,18 @@ def file_prefix(text: str, inputs: dict[str, str]) -> str | None:
     return found[0] if 2 * len(found) >= len(lines) else None
 
 
-def mechanical_problem(run: SolutionRun, inputs: dict[str, str]) -> tuple[str, str] | None:
-    """The first guard one run already fails ``(check id, detail)``, or None."""
+def data_free(text: str, solve_sh: str) -> bool:
+    """No number of ``text`` other than 0, and every other word of it written in ``solve_sh`` itself: nothing of
+    the input reached the output (a rule that matched nothing leaves ``total``, ``-`` lines or ``0`` behind)."""
+    words = set(re.findall(r"\w+", text))
+    if any(w.isdigit() and int(w) != 0 for w in words):
+        return False
+    return {w for w in words if not w.isdigit()} <= set(re.findall(r"\w+", solve_sh))
+
+
+def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str = "") -> tuple[str, str] | None:
+    """The first guard one run already fails ``(check id, detail)``, or None. ``solve_sh``: the script that ran
+    (without it, ``output-without-data`` is not checked)."""
     if run.exit_code != 0 or run.timed_out:
         why = "timed out" if run.timed_out else f"exited with {run.exit_code}"
         return SOLUTION_FAILED, f"solve.sh {why}: {run.stderr_tail or run.stdout_tail or '(no output)'}"
@@ -190,6 +201,12 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str]) -> tuple[str, s
         for name, data in inputs.items():
             if normalized(text) == normalized(data):
                 return OUTPUT_COPIES_INPUT, f"{path} is a copy of the input {name}"
+        if solve_sh and data_free(text, solve_sh):
+            shown = " ".join(sorted(set(re.findall(r"\w+", text)))[:5]) or text.strip()[:20]
+            return OUTPUT_WITHOUT_DATA, (
+                f"nothing of the input reached {path}: its words ({shown}) are all written in solve.sh itself, so "
+                "the rule matched nothing; check the field numbers and the pattern against an input line"
+            )
         prefix = file_prefix(text, inputs)
         if prefix is not None:
             return OUTPUT_FILE_PREFIX, (
@@ -217,7 +234,7 @@ def record_expectations(
     """
     try:
         first = runner.run(draft, solve_sh, list(outputs), scan_image=True)
-        problem = mechanical_problem(first, inputs)
+        problem = mechanical_problem(first, inputs, solve_sh)
         if problem is None:
             second = runner.run(draft, solve_sh, list(outputs))
             if second.outputs != first.outputs:
