@@ -40,6 +40,7 @@ from autoenvscaling.roles.proposer.staged.spec import (
 from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
     findings_from_digest,
+    input_order_source,
     looks_like_prose,
     order_sentence,
     solution_in_instruction,
@@ -389,3 +390,19 @@ def test_the_order_of_a_sorted_output_is_said_in_words(script: str, sentence: st
     if sentence and "-u" in script:
         assert got is not None and got.endswith("Each distinct line appears once.")
     assert with_order_hint("Do it.", script, "/app/o.txt", "sorted_lines") == "Do it."  # order is not graded
+
+
+def test_a_filters_output_that_keeps_the_input_order_says_so() -> None:
+    log = "1 GET / 200\n2 GET /x 404\n3 POST /y 500\n4 GET /z 404\n"
+    inputs = {"/app/data/other.txt": "a\n", "/app/data/access.log": log}
+    script = "awk '$4 >= 400' /app/data/access.log > /app/o.txt"
+    kept = "2 GET /x 404\n3 POST /y 500\n4 GET /z 404\n"
+    assert input_order_source(kept, inputs) == "/app/data/access.log"
+    hinted = with_order_hint("Keep the errors.", script, "/app/o.txt", "exact", kept, inputs)
+    assert hinted == "Keep the errors.\nThe lines of /app/o.txt keep the order they have in /app/data/access.log."
+    assert input_order_source("4 GET /z 404\n2 GET /x 404\n", inputs) is None  # another order
+    assert input_order_source("2 GET /x 404\n", inputs) is None  # one line has no order to tell
+    assert input_order_source("2 GET\n4 GET\n", inputs) is None  # not the input's lines
+    assert with_order_hint("Keep.", script, "/app/o.txt", "sorted_lines", kept, inputs) == "Keep."
+    sorted_script = "awk '$4 >= 400' /app/data/access.log | sort -r > /app/o.txt"  # sort's own sentence wins
+    assert "sorted by the whole line" in with_order_hint("Keep.", sorted_script, "/app/o.txt", "exact", kept, inputs)

@@ -265,9 +265,37 @@ def order_sentence(solve_sh: str, output: str) -> str | None:
     return f"The lines of {output} are sorted {what}, {way}.{once}"
 
 
-def with_order_hint(instruction: str, solve_sh: str, output: str, compare: Compare) -> str:
-    """The instruction plus the sentence of ``order_sentence`` when the comparison keeps the line order."""
+def input_order_source(recorded: str, inputs: dict[str, str]) -> str | None:
+    """The input file whose lines hold ``recorded``'s lines (two or more) as a subsequence, in that order: the
+    output of a filter that kept the input's order. None when no input does."""
+    want = [ln.rstrip() for ln in recorded.splitlines() if ln.strip()]
+    if len(want) < 2:
+        return None
+    for path, text in inputs.items():
+        i = 0
+        for line in text.splitlines():
+            if i < len(want) and line.rstrip() == want[i]:
+                i += 1
+        if i == len(want):
+            return path
+    return None
+
+
+def with_order_hint(
+    instruction: str,
+    solve_sh: str,
+    output: str,
+    compare: Compare,
+    recorded: str | None = None,
+    inputs: dict[str, str] | None = None,
+) -> str:
+    """The instruction plus the sentence of ``order_sentence`` when the comparison keeps the line order; without a
+    ``sort``, when the ``recorded`` output's lines keep their order in an input file, a sentence that says so."""
     if compare == "sorted_lines":
         return instruction
     sentence = order_sentence(solve_sh, output)
+    if sentence is None and recorded is not None:
+        source = input_order_source(recorded, inputs or {})
+        if source is not None:
+            sentence = f"The lines of {output} keep the order they have in {source}."
     return f"{instruction.rstrip()}\n{sentence}" if sentence else instruction
