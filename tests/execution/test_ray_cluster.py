@@ -28,7 +28,7 @@ from autoenvscaling.execution.ray_executor import RayExecutor
 from autoenvscaling.flywheel.solving import solve_tasks
 from autoenvscaling.llm.config import parse_model_arg
 from autoenvscaling.llm.scripted import ScriptedModel
-from autoenvscaling.roles.proposer import run as propose_run
+from autoenvscaling.roles.proposer import reproduce as reproduce_mod
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.remote_solver import RemoteSolverFactory
@@ -274,7 +274,7 @@ def test_a_candidates_blind_reproduction_runs_on_ray_and_its_trials_come_back(
     def on_the_driver(*_a: Any, **_k: Any) -> None:
         raise AssertionError("the blind attempts ran on the driver")
 
-    monkeypatch.setattr(propose_run, "reproduce", on_the_driver)  # the workers' own module is untouched
+    monkeypatch.setattr(reproduce_mod, "reproduce", on_the_driver)  # the workers' own module is untouched
     run = ProposeRun(
         out, DockerBackend(), proposer, domain_context("terminal"), config, solver_factory=solver,
         executor=RayExecutor(ExecutorConfig(kind="ray")), backend_name="docker",

@@ -116,7 +116,7 @@ def _propose_run(monkeypatch, tmp_path: Path, reproduced: dict[str, bool]):
     monkeypatch.setattr(run_mod, "ValidationRun", _Validation)
     monkeypatch.setattr(run_mod, "proposal_record", record)
     monkeypatch.setattr(run_mod, "check_novelty", novelty)
-    monkeypatch.setattr(run_mod, "reproduce", blind)
+    monkeypatch.setattr(mod, "reproduce", blind)
     config = run_mod.ProposeConfig(mode="prompt")
     run = run_mod.ProposeRun(tmp_path / "out", None, None, domain_context("terminal"), config, solver_factory=object)
     gens = [

@@ -8,8 +8,9 @@ verdict rests on ``attempts`` rewarded attempts, with up to ``attempts`` such re
 out before the attempts did, and nothing was reproduced, the result is an error: infrastructure failures never
 become a rejection.
 
-On a remote executor (Ray) one candidate's attempts are one task (``RemoteReproduction``): the backend is made
-on the worker, the agent factory travels (``RemoteSolverFactory``), and the trial dirs come back to the driver.
+``Reproductions`` runs a run's candidates and logs each result once. On a remote executor (Ray) one candidate's
+attempts are one task (``RemoteReproduction``): the backend is made on the worker, the agent factory travels
+(``RemoteSolverFactory``), and the trial dirs come back to the driver.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from autoenvscaling.execution.base import Executor
+from autoenvscaling.execution.portable import Delivery, PortableWork, ship
+from autoenvscaling.execution.rundir import ResultsLog
+from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.sandbox.registry import shared_backend
 from autoenvscaling.tasks import load_task
@@ -107,3 +112,77 @@ class RemoteReproduction:
             run_id=self.run_id,
             agent_timeout_sec=self.agent_timeout_sec,
         )
+
+
+class Reproductions:
+    """The blind attempts of a run's candidates, each logged once in ``trials_dir/results.jsonl`` and kept in
+    ``done`` by candidate name: one candidate at a time here, or one task each on a remote executor (its workers
+    make their own backend and solver; the trial dirs come back here)."""
+
+    def __init__(
+        self,
+        trials_dir: Path,
+        agent_factory: Callable[[], TrialAgent],
+        backend: SandboxBackend,
+        *,
+        attempts: int,
+        run_id: str | None = None,
+        agent_timeout_sec: float | None = None,
+        executor: Executor | None = None,
+        backend_name: str | None = None,
+    ) -> None:
+        self.trials_dir = trials_dir
+        self.agent_factory = agent_factory
+        self.backend = backend
+        self.attempts = attempts
+        self.run_id = run_id
+        self.agent_timeout_sec = agent_timeout_sec
+        self.backend_name = backend_name  # None: backend.name
+        self.runner: ItemRunner[Path, Reproduction] = ItemRunner(
+            ResultsLog(trials_dir / "results.jsonl", Reproduction),
+            item_key=lambda task_dir: task_dir.name,
+            result_key=lambda r: r.task,
+            executor=executor,
+        )
+        self.runner.resume(False)
+
+    @property
+    def done(self) -> dict[str, Reproduction]:
+        return self.runner.done
+
+    def run(self, candidates: list[Path]) -> None:
+        """The attempts of each candidate not yet in ``done``."""
+        self.trials_dir.mkdir(parents=True, exist_ok=True)
+        if not self.runner.executor.remote:
+            self.runner.run(candidates, self._here, lost=_lost)
+            return
+        name = self.backend_name or self.backend.name
+        remote = RemoteReproduction(name, self.agent_factory, self.attempts, self.run_id, self.agent_timeout_sec)
+        trials = self.trials_dir
+        self.runner.run(
+            candidates,
+            PortableWork(remote),
+            send=lambda task_dir: ship(str(task_dir), task_dir, trials),
+            land=_land,
+            lost=_lost,
+        )
+
+    def _here(self, task_dir: Path) -> Reproduction:
+        return reproduce(
+            task_dir,
+            self.agent_factory,
+            self.backend,
+            self.trials_dir,
+            attempts=self.attempts,
+            run_id=self.run_id,
+            agent_timeout_sec=self.agent_timeout_sec,
+        )
+
+
+def _land(delivery: Delivery[Reproduction]) -> Reproduction:
+    return delivery.land(Reproduction)
+
+
+def _lost(task_dir: Path, why: str) -> Reproduction:
+    """A candidate whose blind attempts the executor lost for good: an infrastructure error, never a rejection."""
+    return Reproduction(task=task_dir.name, error=f"ExecutorError: {why}")

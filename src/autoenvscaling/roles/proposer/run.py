@@ -26,9 +26,7 @@ from pydantic import BaseModel, Field
 
 from autoenvscaling.agent.config import AgentConfig, guarded_solver
 from autoenvscaling.execution.executors import Executor, LocalExecutor, results_of
-from autoenvscaling.execution.portable import Delivery, PortableWork, ship
 from autoenvscaling.execution.rundir import ResultsLog, write_atomic
-from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.adversary import model_probes_for
 from autoenvscaling.roles.proposer.config import ProposerConfig
@@ -44,7 +42,7 @@ from autoenvscaling.roles.proposer.records import (
     Mode,
     ProposalRecord,
 )
-from autoenvscaling.roles.proposer.reproduce import RemoteReproduction, Reproduction, reproduce
+from autoenvscaling.roles.proposer.reproduce import Reproduction, Reproductions
 from autoenvscaling.roles.proposer.staged.episode import StagedContext
 from autoenvscaling.roles.proposer.staged.flow import run_staged_episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
@@ -265,38 +263,6 @@ class ProposeRun:
         """A valid candidate whose tests hold recorded outputs: a blind solver must reproduce them."""
         return bool(record.is_valid and record.validation.recorded and self.config.reproduce_attempts > 0)
 
-    def _reproduce_all(self, runner: ItemRunner[Path, Reproduction], candidates: list[Path]) -> None:
-        """Blind solver attempts on each candidate: one candidate at a time here, or one task each on a remote
-        executor (its workers make their own backend and solver; the trial dirs come back here)."""
-        trials = self.out_dir / "reproduce"
-        trials.mkdir(parents=True, exist_ok=True)
-        if not runner.executor.remote:
-            work = lambda task_dir: reproduce(  # noqa: E731
-                task_dir,
-                self.solver_factory,
-                self.backend,
-                trials,
-                attempts=self.config.reproduce_attempts,
-                run_id=self.run_id,
-                agent_timeout_sec=self.config.reproduce_timeout_sec,
-            )
-            runner.run(candidates, work, lost=_lost_reproduction)
-            return
-        remote = RemoteReproduction(
-            self.backend_name or self.backend.name,
-            self.solver_factory,
-            self.config.reproduce_attempts,
-            run_id=self.run_id,
-            agent_timeout_sec=self.config.reproduce_timeout_sec,
-        )
-        runner.run(
-            candidates,
-            PortableWork(remote),
-            send=lambda task_dir: ship(str(task_dir), task_dir, trials),
-            land=_land_reproduction,
-            lost=_lost_reproduction,
-        )
-
     def _reproduced(self, record: ProposalRecord, result: Reproduction) -> ProposalRecord:
         """``record`` with its blind attempts: rejected when none reproduced, an error when too few got a reward."""
         validation = record.validation.model_copy(
@@ -357,13 +323,16 @@ class ProposeRun:
         ]
         # The blind attempts of every candidate that needs them, at once (on the executor when there is one). A
         # twin of an earlier valid candidate waits: it needs its own only if that one is not reproduced.
-        repro: ItemRunner[Path, Reproduction] = ItemRunner(
-            ResultsLog(self.out_dir / "reproduce" / "results.jsonl", Reproduction),
-            item_key=lambda task_dir: task_dir.name,
-            result_key=lambda r: r.task,
+        repro = Reproductions(
+            self.out_dir / "reproduce",
+            self.solver_factory,
+            self.backend,
+            attempts=self.config.reproduce_attempts,
+            run_id=self.run_id,
+            agent_timeout_sec=self.config.reproduce_timeout_sec,
             executor=self.executor,
+            backend_name=self.backend_name,
         )
-        repro.resume(False)
         first: list[Path] = []
         valid: list[Path] = []
         for rec in checked:
@@ -374,7 +343,7 @@ class ProposeRun:
                     first.append(here)
                 valid.append(here)
         if first:
-            self._reproduce_all(repro, first)
+            repro.run(first)
             for task in first:
                 on_reproduced(task.name, repro.done[task.name])
         records: list[ProposalRecord] = []
@@ -388,7 +357,7 @@ class ProposeRun:
                 assert rec.candidate_dir is not None
                 here = Path(rec.candidate_dir)
                 if here.name not in repro.done:  # a twin whose earlier sibling was not reproduced
-                    self._reproduce_all(repro, [here])
+                    repro.run([here])
                     on_reproduced(here.name, repro.done[here.name])
                 rec = self._reproduced(rec, repro.done[here.name])
             if rec.is_valid and rec.candidate_dir:
@@ -405,12 +374,3 @@ class ProposeRun:
         self, on_generated: OnGenerated = lambda _g: None, on_validated: OnValidated = lambda _r: None
     ) -> list[ProposalRecord]:
         return self.validate(self.generate(on_generated), on_validated)
-
-
-def _land_reproduction(delivery: Delivery[Reproduction]) -> Reproduction:
-    return delivery.land(Reproduction)
-
-
-def _lost_reproduction(task_dir: Path, why: str) -> Reproduction:
-    """A candidate whose blind attempts the executor lost for good: an infrastructure error, never a rejection."""
-    return Reproduction(task=task_dir.name, error=f"ExecutorError: {why}")
