@@ -1,7 +1,7 @@
 """The Ray executor against the local one on the same trials, and the driver's own cost per trial at scale.
 
     python benchmarks/executor_scale.py overhead [--tasks 8] [--attempts 2] [--sleep 1.0] [--slots 2]
-    python benchmarks/executor_scale.py driver [--trials 10000] [--attempts 10] [--slots 4]
+    python benchmarks/executor_scale.py driver [--trials 10000] [--baseline-trials N] [--attempts 10] [--slots 4]
     (add --json out.json to keep the figures)
 
 Both start a two-node Ray cluster on this machine (``ray.cluster_utils.Cluster``: a head and a worker node, each
@@ -12,7 +12,9 @@ overhead: the same trials (each test.sh stands in for ``--sleep`` seconds of wor
   twice: cold (worker processes start and import the package) and warm (idle workers reused), as a long run is.
 driver: ``--trials`` trials with no simulated work through Ray; the driver's CPU time (user + system, all its
   threads, from getrusage) divided by the trials is what the driver pays per trial: packing each task dir,
-  Ray submission and results, landing each trial dir, appending and fsyncing results.jsonl.
+  Ray submission and results, landing each trial dir, appending and fsyncing results.jsonl. Run twice: with
+  the executor's default (several trials per Ray task on a long run) and, as the baseline, one Ray task per
+  trial (``items_per_task = 1``); ``--baseline-trials 0`` skips the baseline.
 """
 
 from __future__ import annotations
@@ -77,12 +79,22 @@ def overhead(args: argparse.Namespace, root: Path) -> dict[str, Any]:
 def driver(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     per_task = args.attempts
     tasks = [write_scored_task(root / "tasks" / f"t{i:05d}") for i in range(args.trials // per_task)]
-    executor = RayExecutor(ExecutorConfig(kind="ray"))
-    warm = _solve(root, "warmup", tasks[: 2 * args.slots], 1, executor, 2 * args.slots)
-    res = _solve(root, "ray", tasks, per_task, executor, 2 * args.slots)
-    res["driver_ms_per_trial"] = round(1000 * res["driver_cpu_sec"] / res["trials"], 3)
-    res["trials_per_sec"] = round(res["trials"] / res["wall_sec"], 1)
-    return {"warmup": warm, "ray": res}
+    out: dict[str, Any] = {}
+    runs = [("ray", None, tasks), ("ray_task_per_trial", 1, tasks[: args.baseline_trials // per_task])]
+    for name, items_per_task, its_tasks in runs:
+        if not its_tasks:
+            continue
+        executor = RayExecutor(ExecutorConfig(kind="ray", items_per_task=items_per_task))
+        out.setdefault("warmup", _solve(root, "warmup", tasks[: 2 * args.slots], 1, executor, 2 * args.slots))
+        res = _solve(root, name, its_tasks, per_task, executor, 2 * args.slots)
+        res["driver_ms_per_trial"] = round(1000 * res["driver_cpu_sec"] / res["trials"], 3)
+        res["trials_per_sec"] = round(res["trials"] / res["wall_sec"], 1)
+        out[name] = res
+    if "ray_task_per_trial" in out:
+        out["driver_cost_vs_task_per_trial"] = round(
+            out["ray"]["driver_ms_per_trial"] / out["ray_task_per_trial"]["driver_ms_per_trial"], 3
+        )
+    return out
 
 
 def main() -> None:
@@ -92,11 +104,13 @@ def main() -> None:
     ap.add_argument("--attempts", type=int, default=None, help="overhead: 2; driver: 10")
     ap.add_argument("--sleep", type=float, default=1.0)
     ap.add_argument("--trials", type=int, default=10000)
+    ap.add_argument("--baseline-trials", type=int, default=None, help="driver: baseline's trials (default: --trials)")
     ap.add_argument("--slots", type=int, default=None, help="sandbox_slot per node (overhead: 2; driver: 4)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     args.attempts = args.attempts or (2 if args.mode == "overhead" else 10)
     args.slots = args.slots or (2 if args.mode == "overhead" else 4)
+    args.baseline_trials = args.trials if args.baseline_trials is None else args.baseline_trials
     root = Path(tempfile.mkdtemp(prefix="executor-scale-"))
     cluster = _cluster(args.slots)
     try:

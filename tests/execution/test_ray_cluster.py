@@ -144,6 +144,20 @@ def test_killed_driver_resumes_and_finishes(cluster: Cluster, tmp_path: Path) ->
     assert all(x["reward"] == 1.0 for x in _lines(log))
 
 
+def test_trials_packed_several_to_a_ray_task_land_as_one_task_per_trial_does(cluster: Cluster, tmp_path: Path) -> None:
+    tasks = [write_scored_task(tmp_path / "tasks" / f"t{i}") for i in range(4)] + _tasks(tmp_path / "tasks")
+    got = {}
+    for per_task in (1, 3):
+        run_dir = tmp_path / f"solve-{per_task}"
+        executor = RayExecutor(ExecutorConfig(kind="ray", items_per_task=per_task))
+        records, _ = SolveRun(run_dir, ScoredFakeBackend(), OracleAgent, attempts=3, executor=executor).run(tasks)
+        keys = Counter((x["task_path"], x["attempt"]) for x in _lines(run_dir / "results.jsonl"))
+        assert sorted(keys) == sorted((str(t), i) for t in tasks for i in (1, 2, 3)) and set(keys.values()) == {1}
+        assert len(list((run_dir / "trials").iterdir())) == 3 * len(tasks)
+        got[per_task] = [(Path(r.task_path).name, r.attempt, r.reward, r.error) for r in records]
+    assert got[3] == got[1]
+
+
 def test_removing_a_worker_node_mid_run_loses_and_duplicates_nothing(cluster: Cluster, tmp_path: Path) -> None:
     tasks = [write_scored_task(tmp_path / "tasks" / f"t{i}", sleep_sec=1.0) for i in range(4)]
     cluster.add_node(num_cpus=1, resources=SLOTS)
@@ -179,7 +193,10 @@ def test_removing_a_worker_node_mid_run_loses_and_duplicates_nothing(cluster: Cl
     )
 
 
-def test_a_trial_whose_retries_run_out_is_its_error_and_the_run_goes_on(cluster: Cluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("per_task", [None, 2], ids=["a-task-per-trial", "two-trials-per-task"])
+def test_a_trial_whose_retries_run_out_is_its_error_and_the_run_goes_on(
+    cluster: Cluster, tmp_path: Path, per_task: int | None
+) -> None:
     tasks = [write_scored_task(tmp_path / "tasks" / name) for name in ("a", "kills-its-worker", "b")]
     (tasks[1] / "CRASH").write_text("")
 
@@ -190,7 +207,7 @@ def test_a_trial_whose_retries_run_out_is_its_error_and_the_run_goes_on(cluster:
             return super().run(sandbox, task, agent_dir, timeout_sec)
 
     run_dir = tmp_path / "solve"
-    executor = RayExecutor(ExecutorConfig(kind="ray", max_retries=1))
+    executor = RayExecutor(ExecutorConfig(kind="ray", max_retries=1, items_per_task=per_task))
     records, summaries = SolveRun(run_dir, ScoredFakeBackend(), CrashingOracle, attempts=2, executor=executor).run(
         tasks
     )
@@ -207,8 +224,9 @@ def test_a_trial_whose_retries_run_out_is_its_error_and_the_run_goes_on(cluster:
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("per_task", [None, 2], ids=["a-task-per-trial", "two-trials-per-task"])
 def test_an_items_own_exception_comes_back_as_itself_after_the_results_beside_it(
-    cluster: Cluster, tmp_path: Path
+    cluster: Cluster, tmp_path: Path, per_task: int | None
 ) -> None:
     def work(i: int) -> int:  # defined here, so Ray pickles it by value
         if i != 2:
@@ -219,7 +237,7 @@ def test_an_items_own_exception_comes_back_as_itself_after_the_results_beside_it
             time.sleep(0.05)  # the others finish first (the nodes share this machine's disk)
         raise ValueError("item 2 is bad")
 
-    executor = RayExecutor(ExecutorConfig(kind="ray"))
+    executor = RayExecutor(ExecutorConfig(kind="ray", items_per_task=per_task))
     got: list[int] = []
     with pytest.raises(ValueError, match="item 2 is bad"):
         for batch in executor.map_batches(work, [1, 2, 3], concurrency=1):

@@ -325,3 +325,14 @@ def test_unpacking_stays_inside_its_directory(tmp_path: Path) -> None:
     unpack_dir((("f.txt", "f", 0o644, b"new"),), dest)
     assert outside.read_text() == "keep" and not (dest / "f.txt").is_symlink()
     assert (dest / "f.txt").read_text() == "new"
+
+
+def test_a_ray_task_runs_one_item_until_every_slot_has_64_ahead_then_up_to_8() -> None:
+    from autoenvscaling.execution.ray_executor import items_per_task
+
+    assert items_per_task(None, 10, 8.0) == 1
+    assert items_per_task(None, 63 * 8, 8.0) == 1
+    assert items_per_task(None, 64 * 8, 8.0) == 2
+    assert items_per_task(None, 10_000, 8.0) == 8
+    assert items_per_task(None, 10_000, 0.0) == 8  # no slot known yet: counted as one
+    assert items_per_task(3, 10, 8.0) == 3  # a configured size wins

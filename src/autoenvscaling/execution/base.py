@@ -39,6 +39,12 @@ class ExecutorConfig(BaseModel):
     in_flight: int | None = Field(
         default=None, ge=1, description="ray: tasks submitted at once (None: 2x the cluster's resource, at least 2)"
     )
+    items_per_task: int | None = Field(
+        default=None,
+        ge=1,
+        description="ray: trials one Ray task runs in turn (None: 1 until each slot has 64 trials or more to run, "
+        "then up to 8, so the driver pays Ray's per-task cost once per few trials; a retry reruns the task's trials)",
+    )
 
 
 class ExecutorError(AutoEnvError):

@@ -1,10 +1,16 @@
-"""Trials on a Ray cluster: one Ray task per item, a custom resource per node as its concurrency cap, retries.
+"""Trials on a Ray cluster: one Ray task per item (or per few items), a custom resource per node as its
+concurrency cap, retries.
 
 Each task asks for one unit of ``ExecutorConfig.resource`` (``sandbox_slot``); a node started with
 ``ray start --resources='{"sandbox_slot": 8}'`` runs at most 8 trials at once, and a node that declares none runs
-none. A task whose worker or node dies is rerun elsewhere (``max_retries``); when its retries run out, the item
-comes back as ``Lost`` and the other items go on. An exception the work raises is not retried (it is the item's
+none. A task whose worker or node dies is rerun elsewhere (``max_retries``); when its retries run out, its items
+come back as ``Lost`` and the other items go on. An exception the work raises is not retried (it is the item's
 result, or a bug). Results come back to this process, the only writer of the run.
+
+A long run packs consecutive items into one Ray task (``items_per_task``; auto: up to 8 once every slot has 64
+items or more ahead of it): Ray's submission and result costs are paid per task, and they were most of the
+driver's cost per trial. A slot then runs its task's items in turn, so the run's tail is at most one task's items
+per slot (a 32nd of each slot's share), and a task lost with its node reruns all its items.
 """
 
 from __future__ import annotations
@@ -31,9 +37,23 @@ def _import_ray() -> Any:
         ) from None
 
 
-def _call(fn: Callable[[Any], Any], item: Any) -> Any:
-    """What a Ray worker runs: the work on one item (a module-level function, so Ray ships it by reference)."""
-    return fn(item)
+def _call(fn: Callable[[Any], Any], items: list[Any]) -> tuple[list[Any], Exception | None]:
+    """What a Ray worker runs: the work on each item in turn (a module-level function, so Ray ships it by
+    reference). An item's exception ends the task: the results before it come back with it."""
+    out: list[Any] = []
+    for item in items:
+        try:
+            out.append(fn(item))
+        except Exception as e:  # the item's own result (or a bug): raised by the driver after its batch
+            return out, e
+    return out, None
+
+
+def items_per_task(configured: int | None, n_items: int, slots: float) -> int:
+    """``configured``, or 1 until each slot has 64 items ahead of it, then one per 32 items a slot has, at most 8."""
+    if configured is not None:
+        return configured
+    return max(1, min(8, int(n_items // (32 * max(slots, 1.0)))))
 
 
 class RayExecutor:
@@ -81,18 +101,20 @@ class RayExecutor:
         )
         fn_ref = ray.put(fn)  # shipped once, not once per task
         window = self.config.in_flight or max(2, int(2 * self.slots))
-        todo = iter(enumerate(items))
-        index: dict[Any, int] = {}  # task ref -> the item's position
+        size = items_per_task(self.config.items_per_task, len(items), self.slots)
+        starts = iter(range(0, len(items), size))
+        index: dict[Any, range] = {}  # task ref -> its items' positions
         pending: list[Any] = []
         ready: list[Any] = []
 
-        def submit(i: int, item: Any) -> None:
-            ref = task.remote(fn_ref, item)
-            index[ref] = i
+        def submit(start: int) -> None:
+            stop = min(start + size, len(items))
+            ref = task.remote(fn_ref, [items[i] for i in range(start, stop)])  # consecutive: one archive shipped
+            index[ref] = range(start, stop)
             pending.append(ref)
 
-        for i, item in todo:
-            submit(i, item)
+        for start in starts:
+            submit(start)
             if len(pending) >= window:
                 break
         try:
@@ -102,10 +124,10 @@ class RayExecutor:
                     more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
                     ready += more
                 for _ in range(len(ready)):  # the window refills before the driver lands the batch
-                    nxt = next(todo, None)
+                    nxt = next(starts, None)
                     if nxt is None:
                         break
-                    submit(*nxt)
+                    submit(nxt)
                 taken, ready = ready, []
                 batch, failure = self._get_all(taken, [index.pop(ref) for ref in taken])
                 if batch:
@@ -120,34 +142,32 @@ class RayExecutor:
         """``map_batches``, one result at a time."""
         return each(self.map_batches(fn, items, concurrency))
 
-    def _get_all(self, refs: list[Any], indices: list[int]) -> tuple[list[Any], BaseException | None]:
-        """The finished tasks' results with one ``ray.get``; when one failed, each on its own: the others' results,
-        and the first failure to raise after them."""
+    def _get_all(self, refs: list[Any], positions: list[range]) -> tuple[list[Any], BaseException | None]:
+        """The finished tasks' results with one ``ray.get`` (each task by itself when that fails): every item's
+        result, and the first exception an item raised, to raise after them."""
         try:
-            return list(self.ray.get(refs)), None
-        except Exception:  # sorted out task by task below
-            pass
+            got = list(self.ray.get(refs))
+        except Exception:  # a task lost or failed: sorted out task by task
+            got = [self._get(ref, where) for ref, where in zip(refs, positions, strict=True)]
         out: list[Any] = []
         failure: BaseException | None = None
-        for ref, i in zip(refs, indices, strict=True):
-            try:
-                out.append(self._get(ref, i))
-            except Exception as e:  # the item's own exception, raised after its batch
-                failure = failure or e
+        for results, error in got:
+            out += results
+            failure = failure or error
         return out, failure
 
-    def _get(self, ref: Any, index: int) -> Any:
+    def _get(self, ref: Any, where: range) -> tuple[list[Any], BaseException | None]:
         ray = self.ray
         try:
-            return ray.get(ref)
-        except ray.exceptions.RayTaskError as e:
+            results, error = ray.get(ref)
+            return results, error
+        except ray.exceptions.RayTaskError as e:  # the task itself failed (its result would not pickle, ...)
             cause = e.cause
-            if isinstance(cause, BaseException):
-                raise cause from None
-            raise
+            return [], cause if isinstance(cause, BaseException) else e
         except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError, ray.exceptions.ObjectLostError) as e:
             tries = self.config.max_retries + 1
-            return Lost(index, f"its Ray worker or node died {tries} time(s) ({type(e).__name__}); retries ran out")
+            why = f"its Ray worker or node died {tries} time(s) ({type(e).__name__}); retries ran out"
+            return [Lost(i, why) for i in where], None
 
     def close(self) -> None:
         if self._started_here:
