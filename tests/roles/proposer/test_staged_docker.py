@@ -161,9 +161,9 @@ def test_an_instruction_that_gives_the_answer_away_is_rejected(tmp_path: Path, b
     leaky = (
         "Write these lines to /app/paths.txt from /app/data/access.log: 10.0.0.2 GET /missing and 10.0.0.3 GET /missing"
     )
-    record, _ = _run(
-        tmp_path, backend, [json.dumps(idea), solve, leaky, OK], proposer={"staged": {"order": "solution_first"}}
-    )
+    replies = [json.dumps(idea), solve, leaky, OK, leaky]  # the last: the repair (the script reads no input)
+    record, model = _run(tmp_path, backend, replies, proposer={"staged": {"order": "solution_first"}})
+    assert "/app/data/access.log, which the script never reads" in model.calls[4][-1].content
     assert record.verdict == "no-candidate" and record.failed_checks == ["answer-in-instruction"]
 
 

@@ -406,3 +406,34 @@ def test_a_filters_output_that_keeps_the_input_order_says_so() -> None:
     assert with_order_hint("Keep.", script, "/app/o.txt", "sorted_lines", kept, inputs) == "Keep."
     sorted_script = "awk '$4 >= 400' /app/data/access.log | sort -r > /app/o.txt"  # sort's own sentence wins
     assert "sorted by the whole line" in with_order_hint("Keep.", sorted_script, "/app/o.txt", "exact", kept, inputs)
+
+
+def test_an_awk_pattern_is_no_input_path() -> None:
+    from autoenvscaling.roles.proposer.staged.text import script_references
+
+    script = "awk '/400/ {print $1}' /app/logs/access.log | grep -v '/ERROR/' > /app/errors.txt\nls /srv/data/\n"
+    assert script_references(script, "/app/errors.txt") == ["/app/logs/access.log", "/srv/data"]
+
+
+def test_inputs_the_instruction_names_but_the_script_never_reads_are_found_and_noted() -> None:
+    from autoenvscaling.roles.proposer.staged.text import unread_inputs, with_unread_note
+
+    logs = ["/app/logs/access.log", "/app/logs/access.log.1", "/app/logs/access.log.2"]
+    told = "Read /app/logs/access.log, /app/logs/access.log.1 and /app/logs/access.log.2. Write /app/r.txt."
+    two = "cat /app/logs/access.log /app/logs/access.log.1 | grep ' 404 ' > /app/r.txt"
+    assert unread_inputs(told, two, logs) == ["/app/logs/access.log.2"]
+    assert with_unread_note("Do it.", ["/app/logs/access.log.2"], logs, two) == (
+        "Do it.\n/app/logs/access.log.2 is not part of the task: use only /app/logs/access.log, /app/logs/access.log.1."
+    )
+    assert unread_inputs(told, "grep -c x /app/logs/access.log > /app/r.txt", logs) == logs[1:]
+    for reads_all in ("cat /app/logs/access.log* > /app/r.txt", "cat /app/logs/* > /app/r", "find /app/logs -type f"):
+        assert unread_inputs(told, reads_all, logs) == [], reads_all
+    assert unread_inputs("Count the lines of /app/logs/access.log.", two, logs) == []  # .1 and .2 are not named
+    assert with_unread_note("Do it.", [], logs, two) == "Do it."
+
+
+def test_a_preamble_before_the_instruction_is_dropped() -> None:
+    reply = "Here's the instruction for a person who must produce this file:\n\n**Input:** /app/a.log\nCount it."
+    assert prose_of(reply) == "**Input:** /app/a.log\nCount it."
+    assert prose_of("Sure! Here is the task:\nCount /app/a.log.") == "Count /app/a.log."
+    assert prose_of("Here is /app/a.log: count its lines.") == "Here is /app/a.log: count its lines."

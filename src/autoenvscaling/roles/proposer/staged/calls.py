@@ -24,6 +24,8 @@ _POINTER = re.compile(
     r"(?:shell |bash |awk |sh )?(?:command|script|code|one-liner)s?\s*:[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
+# "Here's the instruction for a person who must ...:" in front of the instruction itself
+_PREAMBLE = re.compile(r"\A\s*(?:(?:sure|certainly|okay)[,!.]?\s*)?here(?:'s| is)\b[^\n]*:[ \t]*\n+", re.IGNORECASE)
 _LABEL = re.compile(r"^\s*(?:#+\s*)?(?:instruction(?:\.md)?|solve\.sh|content)\s*:?\s*$", re.IGNORECASE)
 
 
@@ -59,6 +61,7 @@ def prose_of(text: str) -> str:
     """An instruction reply's prose: fenced blocks are code (a command in an instruction gives the task away),
     so only the text around them counts, unless the reply is nothing but a fence (around prose, or code that
     the prose check then refuses)."""
+    text = _PREAMBLE.sub("", text, count=1)
     outside = re.sub(r"\n{3,}", "\n\n", _WHOLE_FENCE.sub("\n", text)).strip()
     if not outside:
         return fenced_or_plain(text)

@@ -93,6 +93,7 @@ class StagedLog(BaseModel):
     guard: str | None = None
     guard_detail: str = ""
     unnamed: list[str] = Field(default_factory=list)  # what the instruction left out of the script's rule
+    unread: list[str] = Field(default_factory=list)  # inputs the instruction names that the script never reads
     cross_oracle_passed: bool | None = None
     check_passed: bool | None = None
     check_failed: list[str] = Field(default_factory=list)

@@ -30,10 +30,12 @@ from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
     solution_in_instruction,
     unnamed_references,
+    unread_inputs,
     with_format_hint,
     with_input_hint,
     with_order_hint,
     with_references,
+    with_unread_note,
 )
 from autoenvscaling.sandbox.base import EngineUnavailableError, SandboxBackend
 from autoenvscaling.validate.validator import TaskValidator
@@ -106,19 +108,37 @@ def solution_first_loop(ep: Episode) -> bool:
     return True
 
 
+def _imprecision(ep: Episode) -> tuple[list[str], list[str]]:
+    """What the instruction leaves out of the solution's rule, and the inputs it names that the rule never reads."""
+    return (
+        unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output),
+        unread_inputs(ep.files.instruction, ep.files.solve_sh, ep.inputs),
+    )
+
+
 def precision_repair(ep: Episode) -> None:
-    """When the instruction leaves out a path, a word or a threshold the solution relies on, the model
-    rewrites it once, told what is missing (``finish`` names whatever is still missing after that)."""
-    missing = unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output)
-    ep.log.unnamed = missing
-    if not missing or not ep.config.precision_repair or ep.config.order != "solution_first" or ep.last_run is None:
+    """When the instruction leaves out a path, a word or a threshold the solution relies on, or names an input
+    the solution never reads, the model rewrites it once, told what is wrong (``finish`` adds a sentence for
+    whatever is still wrong after that)."""
+    missing, unread = _imprecision(ep)
+    ep.log.unnamed, ep.log.unread = missing, unread
+    if not (missing or unread) or not ep.config.precision_repair or ep.config.order != "solution_first":
         return
-    if ep.caller.calls >= ep.caller.max_calls:
+    if ep.last_run is None or ep.caller.calls >= ep.caller.max_calls:
         return
-    ep.caller.note("precision", "the instruction does not mention: " + ", ".join(missing))
+    problems = []
+    if missing:
+        problems.append("Your previous instruction did not mention " + ", ".join(missing) + ".")
+        ep.caller.note("precision", "the instruction does not mention: " + ", ".join(missing))
+    if unread:
+        problems.append(
+            "It names " + ", ".join(unread) + ", which the script never reads: name only the files the script reads."
+        )
+        ep.caller.note("precision", "the instruction names inputs the script never reads: " + ", ".join(unread))
     before = ep.files.instruction
-    ep.ask_describe(problem="Your previous instruction did not mention " + ", ".join(missing) + ".")
-    if len(unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output)) > len(missing):
+    ep.ask_describe(problem=" ".join(problems))
+    after_missing, after_unread = _imprecision(ep)
+    if len(after_missing) + len(after_unread) > len(missing) + len(unread):
         ep.files.instruction = before  # the rewrite lost more than it gained
     ep.log.repairs += 1
 
@@ -149,9 +169,9 @@ def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check:
         return
     ep.log.recorded = True
     if ep.config.format_hint:
-        text = with_references(
-            ep.files.instruction, unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output)
-        )
+        missing, unread = _imprecision(ep)
+        text = with_references(ep.files.instruction, missing)
+        text = with_unread_note(text, unread, ep.inputs, ep.files.solve_sh)
         text = with_input_hint(text, ep.inputs, ep.files.solve_sh)
         recorded = recording.outputs.get(ep.output)
         text = with_order_hint(text, ep.files.solve_sh, ep.output, ep.compare, recorded, ep.inputs)

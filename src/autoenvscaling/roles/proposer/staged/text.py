@@ -3,7 +3,9 @@ format example, and the one-line findings a solver digest becomes."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
@@ -103,6 +105,7 @@ _SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/", "/tmp/", "/usr/", "/bin/", "/sbi
 _PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/?)+)")
 _WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
 _QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z][\w.@:-]{1,30})\1""")
+_REGEX_TAIL = re.compile(r"/\s*(?:[{'\"]|$)", re.MULTILINE)
 _COMPARED = re.compile(r"(?:>=|<=|==|!=|(?<![-=<>])[<>](?![>&=])|-(?:gt|ge|lt|le|eq|ne))\s*(-?\d+(?:\.\d+)?)\b")
 
 
@@ -118,6 +121,8 @@ def script_references(solve_sh: str, output: str) -> list[str]:
         path = m.group(1).rstrip("/")
         if _WRITTEN.search(body[: m.start()]):  # a file the script writes is not an input
             continue
+        if path.count("/") == 1 and _REGEX_TAIL.match(body, m.end(1) - m.group(1).endswith("/")):
+            continue  # an awk or sed pattern (`/400/ {`, `/ERROR/'`), not a path
         if path and path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
             refs.append(path)
     for m in _QUOTED.finditer(body):
@@ -164,6 +169,41 @@ def with_references(instruction: str, missing: list[str]) -> str:
     if values:
         parts.append("The rule uses these values: " + ", ".join(f"`{v}`" for v in values) + ".")
     return f"{instruction.rstrip()}\n{' '.join(parts)}"
+
+
+def _names(text: str, path: str) -> bool:
+    """``text`` holds ``path`` itself (not a longer name that starts with it; a full stop may follow)."""
+    return re.search(re.escape(path) + r"(?![\w-]|\.\w)", text) is not None
+
+
+def _reads(solve_sh: str, path: str) -> bool:
+    """``solve_sh`` names ``path``, a glob that matches it, or its directory as a whole (``/app/logs/*``)."""
+    if _names(solve_sh, path):
+        return True
+    if any(fnmatch.fnmatchcase(path, g) for g in _GLOB.findall(solve_sh)):
+        return True
+    parent = path.rsplit("/", 1)[0]
+    return bool(parent) and re.search(re.escape(parent) + r"/?(?=[\s'\";|)]|$)", solve_sh) is not None
+
+
+_GLOB = re.compile(r"/[\w./-]*[*?][\w./*?-]*")
+
+
+def unread_inputs(instruction: str, solve_sh: str, inputs: Iterable[str]) -> list[str]:
+    """The input files the instruction names that ``solve_sh`` never reads: a blind solver reads every file it is
+    told about (three logs named, two read: its output is not the recorded one)."""
+    return [p for p in inputs if _names(instruction, p) and not _reads(solve_sh, p)]
+
+
+def with_unread_note(instruction: str, unread: list[str], inputs: Iterable[str], solve_sh: str) -> str:
+    """The instruction plus one sentence saying which named inputs are not part of the rule."""
+    if not unread:
+        return instruction
+    read = [p for p in inputs if p not in unread and _reads(solve_sh, p)]
+    verb = "is" if len(unread) == 1 else "are"
+    note = f"{', '.join(unread)} {verb} not part of the task"
+    note += f": use only {', '.join(read)}." if read else "."
+    return f"{instruction.rstrip()}\n{note[0].upper()}{note[1:]}"
 
 
 def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> str:
