@@ -86,7 +86,7 @@ def test_report_links_resolve(reference: Path) -> None:
 def test_killed_at_several_points_then_resumed_ends_like_the_uninterrupted_run(reference: Path, tmp_path: Path) -> None:
     run = tmp_path / "flywheel-crashy"
     points = [
-        "r1.validate.sandbox#3",  # a validation container is running
+        "r1.validate.sandbox#3",  # a validation container is running (the resume keeps the checks logged)
         "r1.dedup.pool",  # a pool write committed, its record not written
         "r1.calibrate.attempt",  # half of an environment's attempts done
         "r2.propose.done",  # a stage output written, the next stage not started

@@ -101,6 +101,14 @@ def propose(
         ),
     ] = 0,
     backend: BackendOpt = "docker",
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Continue the run in --out (give the options of its first invocation): the episodes, validations "
+            "and blind attempts it logged are kept, the others are run.",
+        ),
+    ] = False,
 ) -> None:
     """Generate N candidate environments and validate each (K oracle runs + nop + leakage + quality probes)."""
     from autoenvscaling.execution.rundir import new_run_id
@@ -120,6 +128,8 @@ def propose(
     resolved = resolve_mode(mode, mcfg)
     if from_path is not None and not from_path.exists():
         raise UserInputError(f"--from {from_path}: no such directory")
+    if resume:
+        _check_resumable(out, resolved)
     preflight_docker(backend)
     ctx = domain_context(domain)
     out_dir = out or Path("runs") / new_run_id(f"propose-{resolved}")
@@ -177,7 +187,7 @@ def propose(
                 )
                 progress.advance(gen_bar)
 
-            generations = run.generate(on_generated)
+            generations = run.generate(on_generated, resume=resume)
             progress.update(val_bar, total=sum(g.candidate_dir is not None for g in generations))
             progress.start_task(val_bar)
 
@@ -186,12 +196,32 @@ def propose(
                 progress.console.print(f"  {gid}: blind solver {said} ({len(r.rewards)} attempts)")
 
             records = run.validate(
-                generations, on_validated=lambda _r: progress.advance(val_bar), on_reproduced=on_reproduced
+                generations,
+                on_validated=lambda _r: progress.advance(val_bar),
+                on_reproduced=on_reproduced,
+                resume=resume,
             )
     console.print(records_table(records, f"propose: {resolved} / {domain}"))
     console.print(
         f"results: {out_dir}/results.jsonl  summary: {out_dir}/summary.json  candidates: {out_dir}/candidates/"
     )
+
+
+def _check_resumable(out: Path | None, mode: str) -> None:
+    """``--resume`` needs the run dir of a propose run made in the same mode (the mode names its episodes)."""
+    import tomllib
+
+    if out is None:
+        raise UserInputError("--resume needs --out: the run dir to continue")
+    config = out / "config.resolved.toml"
+    if not config.is_file():
+        raise UserInputError(f"--resume: {out} holds no propose run (no config.resolved.toml)")
+    try:
+        was = tomllib.loads(config.read_text(encoding="utf-8")).get("propose", {}).get("mode")
+    except (OSError, ValueError) as e:
+        raise UserInputError(f"--resume: cannot read {config}: {e}") from None
+    if was != mode:
+        raise UserInputError(f"--resume: {out} was run with --mode {was}, not {mode}")
 
 
 def register(app: typer.Typer) -> None:

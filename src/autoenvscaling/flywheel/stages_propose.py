@@ -2,7 +2,8 @@
 
 Both run through ``roles.proposer.run.ProposeRun``, one per domain: ``propose/<domain>/`` holds its episodes
 and candidates, ``validate/<domain>/`` its validation run. A domain is finished when its ``generations.json``
-(propose) or ``records.json`` (validate) exists; a half-done domain is redone from an empty dir.
+(propose) or ``records.json`` (validate) exists. A half-done propose domain is redone from an empty dir; a
+half-done validate domain resumes: the validations and blind attempts in its logs stand, the rest are run.
 """
 
 from __future__ import annotations
@@ -114,6 +115,8 @@ def _propose_domain(
         for g in results:
             ctx.events.advance(ctx.n, "propose", f"{domain}/{g.id}")
         return results
+    # A killed propose stage starts over: an episode's draws depend on the episodes before it in the process (a
+    # scripted proposer takes its rules' variants in turn), so keeping some would change the others' proposals.
     fresh_dir(out)
     config = _propose_config(ctx, n, digest, domain)
     run = ProposeRun(out, ctx.backend, model, ctx.domains[domain], config, probe_model=probe_model)
@@ -164,7 +167,9 @@ def _validate_domain(
     done = out / "records.json"
     if done.is_file():
         return _RECORDS.validate_json(done.read_bytes())
-    fresh_dir(out)
+    resume = (out / "validation" / "results.jsonl").is_file()  # a killed stage: its finished checks stand
+    if not resume:
+        fresh_dir(out)
     config = _propose_config(ctx, len(gens), None, domain)
 
     def on_validated(report: Any) -> None:
@@ -185,6 +190,6 @@ def _validate_domain(
             out, ctx.backend, _NoModel(), ctx.domains[domain], config, solver_factory=factory,
             executor=executor, backend_name=ctx.config.backend, probe_model=probe_model,
         )  # fmt: skip
-        records = run.validate(gens, on_validated, on_reproduced)
+        records = run.validate(gens, on_validated, on_reproduced, resume=resume)
     write_atomic(done, _RECORDS.dump_json(records, indent=2).decode())
     return records

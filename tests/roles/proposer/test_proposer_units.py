@@ -168,3 +168,29 @@ def test_a_lost_engine_stops_the_run_instead_of_rejecting_candidates(
         ProposeRun(tmp_path / "out", _LostEngine(), model, terminal_domain, config).run()
     assert not (tmp_path / "out" / "results.jsonl").exists()
     assert model.calls or mode == "agentic"  # staged: the engine was lost after the model had written a draft
+
+
+def test_a_resumed_generate_keeps_logged_episodes_and_redoes_an_unfinished_one(
+    tmp_path: Path, terminal_domain: DomainContext
+) -> None:
+    out = tmp_path / "out"
+    first = ScriptedModel([prompt_reply(), "I cannot do that."])
+    ProposeRun(out, FakeBackend(), first, terminal_domain, ProposeConfig(mode="prompt", n=2)).generate()
+    assert len(first.calls) == 2
+    left = out / "episodes" / "prompt-002" / "half-written.json"  # a killed episode's leftovers
+    left.parent.mkdir(parents=True)
+    left.write_text("{")
+
+    seen: list[str] = []
+    second = ScriptedModel([prompt_reply()])
+    run = ProposeRun(out, FakeBackend(), second, terminal_domain, ProposeConfig(mode="prompt", n=3))
+    gens = run.generate(lambda g: seen.append(g.id), resume=True)
+    assert len(second.calls) == 1  # episode 002 only
+    assert [g.id for g in gens] == seen == ["prompt-000", "prompt-001", "prompt-002"]
+    assert [g.candidate_dir is not None for g in gens] == [True, False, True]
+    assert not left.exists() and (out / "candidates" / "prompt-002" / "instruction.md").is_file()
+    assert (out / "generations.jsonl").read_text().count("\n") == 3
+
+    third = ScriptedModel([prompt_reply()] * 3)
+    ProposeRun(out, FakeBackend(), third, terminal_domain, ProposeConfig(mode="prompt", n=3)).generate()
+    assert len(third.calls) == 3  # without resume: every episode again

@@ -93,7 +93,7 @@ def _propose_run(monkeypatch, tmp_path: Path, reproduced: dict[str, bool]):
         def __init__(self, *_a, **_k) -> None:
             pass
 
-        def run(self, candidates, on_done):
+        def run(self, candidates, on_done, resume=False):
             return [], None
 
     def record(gen, _report, _refs, _threshold):
@@ -135,6 +135,17 @@ def test_a_twin_gets_no_blind_attempts_once_its_sibling_is_reproduced(monkeypatc
     ]  # fmt: skip
     logged = (tmp_path / "out" / "reproduce" / "results.jsonl").read_text().splitlines()
     assert sorted(mod.Reproduction.model_validate_json(x).task for x in logged) == ["c0", "c2"]
+
+
+def test_a_resumed_validate_keeps_the_blind_attempts_already_logged(monkeypatch, tmp_path):
+    run, gens, attempts = _propose_run(monkeypatch, tmp_path, {"c0": True, "c1": True, "c2": False})
+    first = run.validate(gens)
+    run.validate(gens, resume=True)
+    assert attempts == ["c0", "c2"]  # none again
+    (tmp_path / "out" / "reproduce" / "c2__blind-1").mkdir()  # a fresh run redoes them, from clean trial dirs
+    again = run.validate(gens)
+    assert attempts == ["c0", "c2"] * 2 and again == first
+    assert not (tmp_path / "out" / "reproduce" / "c2__blind-1").exists()
 
 
 def test_a_twin_gets_its_own_blind_attempts_when_its_sibling_is_not_reproduced(monkeypatch, tmp_path):

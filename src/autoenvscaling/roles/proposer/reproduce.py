@@ -15,6 +15,8 @@ attempts are one task (``RemoteReproduction``): the backend is made on the worke
 
 from __future__ import annotations
 
+import glob
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -130,7 +132,9 @@ class Reproductions:
         agent_timeout_sec: float | None = None,
         executor: Executor | None = None,
         backend_name: str | None = None,
+        resume: bool = False,
     ) -> None:
+        """``resume``: the results already in ``trials_dir/results.jsonl`` stand (a resumed propose run)."""
         self.trials_dir = trials_dir
         self.agent_factory = agent_factory
         self.backend = backend
@@ -144,15 +148,18 @@ class Reproductions:
             result_key=lambda r: r.task,
             executor=executor,
         )
-        self.runner.resume(False)
+        self.runner.resume(resume)
 
     @property
     def done(self) -> dict[str, Reproduction]:
         return self.runner.done
 
     def run(self, candidates: list[Path]) -> None:
-        """The attempts of each candidate not yet in ``done``."""
+        """The attempts of each candidate not yet in ``done`` (from scratch: an earlier try's trial dirs go)."""
         self.trials_dir.mkdir(parents=True, exist_ok=True)
+        for task_dir in self.runner.pending(candidates):
+            for old in self.trials_dir.glob(f"{glob.escape(task_dir.name)}__blind-*"):
+                shutil.rmtree(old, ignore_errors=True)
         if not self.runner.executor.remote:
             self.runner.run(candidates, self._here, lost=_lost)
             return

@@ -6,17 +6,22 @@ Run dir::
     OUT/digest.md                    the solver digest every episode saw
     OUT/episodes/<id>/               trajectory.json, generation.json, checks/ (agentic)
     OUT/candidates/<id>/             one Harbor task dir per candidate
+    OUT/generations.jsonl            one GenerationResult per finished episode, appended as each ends
     OUT/validation/                  a ValidationRun (K=3 + nop + leakage): results.jsonl, summary.json, trials/
+    OUT/reproduce/                   the blind solver's attempts: results.jsonl, one trial dir per attempt
     OUT/results.jsonl                one ProposalRecord per generation
     OUT/summary.json                 verdict counts, rejection reasons, tokens, cost, wall
 
-The proposer's own checks never decide the verdict: every candidate is validated afresh.
+The proposer's own checks never decide the verdict: every candidate is validated afresh. A resumed run
+(``resume=True``) keeps every episode, validation and blind reproduction already logged and redoes the others
+from scratch (an unfinished episode's dirs are cleared first).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,8 +30,9 @@ import tomli_w
 from pydantic import BaseModel, Field
 
 from autoenvscaling.agent.config import AgentConfig, guarded_solver
-from autoenvscaling.execution.executors import Executor, LocalExecutor, results_of
+from autoenvscaling.execution.executors import Executor, LocalExecutor
 from autoenvscaling.execution.rundir import ResultsLog, write_atomic
+from autoenvscaling.execution.runner import ItemRunner
 from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.adversary import model_probes_for
 from autoenvscaling.roles.proposer.config import ProposerConfig
@@ -124,6 +130,7 @@ class ProposeRun:
         self.resolved_extra = resolved_extra or {}
         self.solver_factory = solver_factory or (lambda: SolverAgent(model, config.solver))
         self.log = ResultsLog(out_dir / "results.jsonl", ProposalRecord)
+        self.generations = ResultsLog(out_dir / "generations.jsonl", GenerationResult)
         self._parents: list[Parent] | None = None
 
     @property
@@ -205,8 +212,12 @@ class ProposeRun:
             config=self.config.proposer.staged,
         )
 
+    def gid(self, i: int) -> str:
+        """Episode ``i``'s id: its dirs' name, its candidate's task name and its records' key."""
+        return f"{self.config.mode}-{i:03d}"
+
     def _generate(self, i: int, digest_md: str, trials: list[Path], findings: list[str]) -> GenerationResult:
-        gid = f"{self.config.mode}-{i:03d}"
+        gid = self.gid(i)
         episode_dir = self.out_dir / "episodes" / gid
         candidate_dir = self.out_dir / "candidates" / gid
         try:
@@ -244,20 +255,34 @@ class ProposeRun:
             error = f"{type(e).__name__}: {e}"
             return GenerationResult(id=gid, mode=self.config.mode, episode_dir=str(episode_dir), error=error)
 
-    def generate(self, on_generated: OnGenerated = lambda _g: None) -> list[GenerationResult]:
+    def generate(self, on_generated: OnGenerated = lambda _g: None, *, resume: bool = False) -> list[GenerationResult]:
+        """The run's episodes, each logged in ``generations.jsonl`` as it ends. ``resume``: the episodes logged
+        there are kept (and reported to ``on_generated`` first), the others run from scratch."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._save_config()
         digest_md, trials, findings = self._digest()
-        (self.out_dir / "digest.md").write_text(digest_md, encoding="utf-8")
-        results: list[GenerationResult] = []
+        write_atomic(self.out_dir / "digest.md", digest_md)
         first = self.config.first_index
-        indices = range(first, first + self.config.n)
+        indices = list(range(first, first + self.config.n))
+        runner: ItemRunner[int, GenerationResult] = ItemRunner(
+            self.generations,
+            item_key=self.gid,
+            result_key=lambda g: g.id,
+            executor=LocalExecutor("propose"),  # episodes drive a model served here and build in the local engine
+            concurrency=self.config.concurrency,
+        )
+        done = runner.resume(resume)
+        if resume:  # containers a killed run left behind
+            self.backend.cleanup(self.run_id)
+        for i in indices:
+            gid = self.gid(i)
+            if gid in done:
+                on_generated(done[gid])
+            else:  # what an unfinished episode left behind
+                for d in (self.out_dir / "episodes" / gid, self.out_dir / "candidates" / gid):
+                    shutil.rmtree(d, ignore_errors=True)
         generate = lambda i: self._generate(i, digest_md, trials, findings)  # noqa: E731
-        with results_of(LocalExecutor("propose").map_unordered(generate, indices, self.config.concurrency)) as gens:
-            for gen in gens:
-                results.append(gen)
-                on_generated(gen)
-        return sorted(results, key=lambda g: g.id)
+        return runner.run(indices, generate, on_done=on_generated)
 
     def _needs_reproduction(self, record: ProposalRecord) -> bool:
         """A valid candidate whose tests hold recorded outputs: a blind solver must reproduce them."""
@@ -285,7 +310,11 @@ class ProposeRun:
         generations: list[GenerationResult],
         on_validated: OnValidated = lambda _r: None,
         on_reproduced: OnReproduced = lambda _i, _r: None,
+        *,
+        resume: bool = False,
     ) -> list[ProposalRecord]:
+        """Validate every candidate, then the blind attempts of those that need them; ``resume`` keeps the
+        validations and reproductions already logged (the candidates are those of the logged generations)."""
         candidates = [Path(g.candidate_dir) for g in generations if g.candidate_dir]
         reports: dict[str, ValidationReport] = {}
         if candidates:
@@ -312,7 +341,7 @@ class ProposeRun:
                         )
                 on_validated(report)
 
-            done, _ = run.run(candidates, on_done=reported)
+            done, _ = run.run(candidates, on_done=reported, resume=resume)
             reports = {Path(r.task_path).name: r for r in done}
         threshold = self.config.proposer.novelty_threshold
         checked = [
@@ -332,6 +361,7 @@ class ProposeRun:
             agent_timeout_sec=self.config.reproduce_timeout_sec,
             executor=self.executor,
             backend_name=self.backend_name,
+            resume=resume,
         )
         first: list[Path] = []
         valid: list[Path] = []
@@ -371,6 +401,10 @@ class ProposeRun:
         return records
 
     def run(
-        self, on_generated: OnGenerated = lambda _g: None, on_validated: OnValidated = lambda _r: None
+        self,
+        on_generated: OnGenerated = lambda _g: None,
+        on_validated: OnValidated = lambda _r: None,
+        *,
+        resume: bool = False,
     ) -> list[ProposalRecord]:
-        return self.validate(self.generate(on_generated), on_validated)
+        return self.validate(self.generate(on_generated, resume=resume), on_validated, resume=resume)
