@@ -418,12 +418,13 @@ class DockerSandbox:
         if not path.startswith("/") or path == "/":
             return False
         parent, name = posixpath.dirname(path), posixpath.basename(path)
+        cap = min(FAST_COPY_BYTES, self.spec.copy_out_mb * 1024 * 1024)  # never past the copy-out cap
         script = (
             f"set -o pipefail; [ -e {shlex.quote(path)} ] && [ ! -L {shlex.quote(path)} ] || exit 3; "
-            f"tar -C {shlex.quote(parent)} -cf - -- {shlex.quote(name)} | head -c {FAST_COPY_BYTES + 1} | base64 -w0"
+            f"tar -C {shlex.quote(parent)} -cf - -- {shlex.quote(name)} | head -c {cap + 1} | base64 -w0"
         )
         try:
-            res = self.exec(script, timeout=30, output_limit=FAST_COPY_BYTES * 2)
+            res = self.exec(script, timeout=30, output_limit=2 * cap + 16)
         except SandboxError:
             return False
         if not res.ok or res.truncated or res.stderr.strip():
@@ -432,7 +433,7 @@ class DockerSandbox:
             raw = base64.b64decode(res.stdout, validate=True)
         except ValueError:
             return False
-        if len(raw) > FAST_COPY_BYTES:
+        if len(raw) > cap:
             return False
         try:
             with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
