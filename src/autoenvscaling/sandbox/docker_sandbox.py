@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import io
 import posixpath
 import re
 import secrets
-import shlex
-import tarfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,7 +36,6 @@ from autoenvscaling.sandbox.volumes import tmpfs_options
 DOCKER_SOCKETS = (Path("/var/run/docker.sock"), Path("/run/docker.sock"))
 _STOP_WAIT_SEC = 10.0
 _GO_MODE_DIR = 1 << 31  # os.ModeDir in the stat header of the archive API
-FAST_COPY_BYTES = 1024 * 1024  # downloads up to this size (as a tar) go through the open shell
 # Docker's default set minus what no task needs (raw sockets, device nodes, chroot, file capabilities, audit).
 KEPT_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
 # Engine messages that mean the image itself cannot host a sandbox (the task's fault, not ours).
@@ -381,8 +376,6 @@ class DockerSandbox:
         self._put(posixpath.dirname(dst) or "/", archive.pack_bytes(data, posixpath.basename(dst), mode))
 
     def download(self, src: str, dst: Path) -> None:
-        if self._download_small(src, dst):
-            return
         with self._lock, engine_errors(f"copying {self._name}:{src} out"):
             self._check_usable()
             for _ in range(8):  # follow symbolic links, a few levels deep
@@ -404,49 +397,3 @@ class DockerSandbox:
             if dst.is_dir() and name in ("", ".", ".."):
                 raise SandboxError(f"cannot download {src}: it names no file")
             archive.unpack_file(data, dst / name if dst.is_dir() else dst)
-
-    def _download_small(self, src: str, dst: Path) -> bool:
-        """A small file or directory through the open shell: a tar of it as base64 on stdout (~10 ms, against
-        ~100 ms for the engine's archive API on a quiet machine; a trial copies its logs and artifacts out this
-        way). Used only when the image's shell is already running, ``src`` is no symlink, the shell's user can
-        read all of it and the tar is at most ``FAST_COPY_BYTES``; False otherwise, and the caller uses the archive
-        API. The stream is untrusted either way: it is unpacked by the same filters as the engine's."""
-        shell = self._shells.get(_DEFAULT)
-        if shell is None or not shell.alive or self._stopped:
-            return False
-        path = posixpath.normpath(src)
-        if not path.startswith("/") or path == "/":
-            return False
-        parent, name = posixpath.dirname(path), posixpath.basename(path)
-        cap = min(FAST_COPY_BYTES, self.spec.copy_out_mb * 1024 * 1024)  # never past the copy-out cap
-        script = (
-            f"set -o pipefail; [ -e {shlex.quote(path)} ] && [ ! -L {shlex.quote(path)} ] || exit 3; "
-            f"tar -C {shlex.quote(parent)} -cf - -- {shlex.quote(name)} | head -c {cap + 1} | base64 -w0"
-        )
-        try:
-            res = self.exec(script, timeout=30, output_limit=2 * cap + 16)
-        except SandboxError:
-            return False
-        if not res.ok or res.truncated or res.stderr.strip():
-            return False
-        try:
-            raw = base64.b64decode(res.stdout, validate=True)
-        except ValueError:
-            return False
-        if len(raw) > cap:
-            return False
-        try:
-            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
-                top = tar.next()
-        except tarfile.TarError:
-            return False
-        if top is None or top.name.rstrip("/") != name:
-            return False
-        data = io.BytesIO(raw)
-        if top.isdir():
-            archive.unpack_dir(data, name, dst)
-        elif top.isfile():
-            archive.unpack_file(data, dst / name if dst.is_dir() else dst)
-        else:
-            return False
-        return True
