@@ -180,8 +180,7 @@ class ProposeRun:
         return render_digest(digests), trials, findings_from_digest(digests)
 
     def _staged(self, i: int, gid: str, findings: list[str]) -> GenerationResult:
-        episode_dir = self.out_dir / "episodes" / gid
-        candidate_dir = self.out_dir / "candidates" / gid
+        episode_dir, candidate_dir = self.dirs(gid)
         if not self.parents:
             return GenerationResult(
                 id=gid,
@@ -216,10 +215,13 @@ class ProposeRun:
         """Episode ``i``'s id: its dirs' name, its candidate's task name and its records' key."""
         return f"{self.config.mode}-{i:03d}"
 
+    def dirs(self, gid: str) -> tuple[Path, Path]:
+        """An episode's own dir and its candidate's."""
+        return self.out_dir / "episodes" / gid, self.out_dir / "candidates" / gid
+
     def _generate(self, i: int, digest_md: str, trials: list[Path], findings: list[str]) -> GenerationResult:
         gid = self.gid(i)
-        episode_dir = self.out_dir / "episodes" / gid
-        candidate_dir = self.out_dir / "candidates" / gid
+        episode_dir, candidate_dir = self.dirs(gid)
         try:
             if self.config.mode in STAGED_MODES:
                 return self._staged(i, gid, findings)
@@ -279,7 +281,7 @@ class ProposeRun:
             if gid in done:
                 on_generated(done[gid])
             else:  # what an unfinished episode left behind
-                for d in (self.out_dir / "episodes" / gid, self.out_dir / "candidates" / gid):
+                for d in self.dirs(gid):
                     shutil.rmtree(d, ignore_errors=True)
         generate = lambda i: self._generate(i, digest_md, trials, findings)  # noqa: E731
         return runner.run(indices, generate, on_done=on_generated)
