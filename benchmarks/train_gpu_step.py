@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+WEIGHTS = {".safetensors", ".bin", ".pt", ".gguf"}
 FAKE = "autoenvscaling.sandbox.fake_scored:ScoredFakeBackend"
 
 
@@ -47,8 +48,8 @@ def random_base(arch: Path, dest: Path) -> int:
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     model.save_pretrained(dest)
-    for f in arch.iterdir():
-        if f.name != "config.json":
+    for f in arch.iterdir():  # the tokenizer's files; never weights that happen to lie there
+        if f.is_file() and f.name != "config.json" and f.suffix not in WEIGHTS:
             shutil.copy(f, dest / f.name)
     n = sum(p.numel() for p in model.parameters())
     del model
@@ -57,7 +58,7 @@ def random_base(arch: Path, dest: Path) -> int:
     return n
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--arch", type=Path, required=True, help="dir with config.json and tokenizer files")
     ap.add_argument("--write-arch", metavar="SPEC", help="write --arch from embedded:SIZE or a .gguf, and exit")
@@ -69,7 +70,7 @@ def main() -> int:
     ap.add_argument("--max-completion", type=int, default=2048)
     ap.add_argument("--iterations", type=int, default=10, help="max tool-calling iterations per rollout")
     ap.add_argument("--json", type=Path, help="also write the figures here")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.write_arch:
         write_arch(args.write_arch, args.arch)
         print(f"wrote {args.arch}")
