@@ -46,7 +46,8 @@ def _run(
 ) -> ProposalRecord:
     # Parents in episode order: the pool task below, the worked example (the second parent), the examples.
     pool = make_parent(tmp / "pool", "ips-task")
-    config = ProposeConfig.model_validate({"mode": "staged", "n": 1, "parents": [str(pool)], **kw})
+    base = {"mode": "staged", "n": 1, "parents": [str(pool)], "proposer": {"staged": {"self_check": 0}}}
+    config = ProposeConfig.model_validate({**base, **kw})
     agent = lambda: SolverAgent(ScriptedModel(list(solver)), AgentConfig(max_turns=4))  # noqa: E731
     run = ProposeRun(
         tmp / "out", backend, ScriptedModel(replies), domain_context("terminal"), config, solver_factory=agent

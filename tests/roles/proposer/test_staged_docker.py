@@ -43,8 +43,9 @@ def _run(
     tmp: Path, backend: DockerBackend, replies: list[str], solver_replies: tuple[str, ...] = (), **kw: object
 ) -> tuple[ProposalRecord, ScriptedModel]:
     model = ScriptedModel(replies)
-    # The scripts below answer the instruction-first order unless a test names another.
-    base = {"mode": "staged", "n": 1, "reproduce_attempts": 2, "proposer": {"staged": {"order": "instruction_first"}}}
+    # The scripts below answer the instruction-first order without the self-check, unless a test says otherwise.
+    staged = {"order": "instruction_first", "self_check": 0, **kw.pop("staged", {})}  # type: ignore[dict-item]
+    base = {"mode": "staged", "n": 1, "reproduce_attempts": 2, "proposer": {"staged": staged}}
     config = ProposeConfig.model_validate({**base, **kw})
     run = ProposeRun(
         tmp / "out", backend, model, domain_context("terminal"), config, solver_factory=lambda: _solver(*solver_replies)
@@ -55,26 +56,33 @@ def _run(
 
 def test_a_staged_episode_is_accepted_when_a_blind_solver_reproduces_it(tmp_path: Path, backend: DockerBackend) -> None:
     broken = "```bash\nawk '{print $4 == 404' /app/data/access.log > /app/count404.txt\n```"  # a syntax error
-    replies = [json.dumps(IDEA), INSTRUCTION, broken, GOOD, OK]
+    reader = "```bash\nawk '$4 == 404' /app/data/access.log | wc -l > /app/count404.txt\n```"  # the same count
+    replies = [json.dumps(IDEA), INSTRUCTION, broken, GOOD, OK, reader]
     solver = ("```bash\ngrep -c 404 /app/data/access.log > /app/count404.txt\n```", "Done.\nsubmit")
-    record, model = _run(tmp_path, backend, replies, solver)
+    record, model = _run(tmp_path, backend, replies, solver, staged={"self_check": 2})
 
     assert record.verdict == "valid", record
     assert record.validation.recorded and record.validation.reproduce_rewards == [1.0]
-    assert record.generation.exit_reason == "submitted" and record.generation.turns == 5
+    assert record.generation.exit_reason == "submitted" and record.generation.turns == 6
     # The repair prompt showed the failure; the decision prompt showed the real output.
     repair, decide = model.calls[3][-1].content, model.calls[4][-1].content
     assert "It failed: solve.sh exited with" in repair and "awk" in repair
     assert "/app/count404.txt (first lines):\n2" in decide
-    assert [s.max_tokens for s in model.samplings if s] == [160, 220, 300, 300, 80]
+    assert [s.max_tokens for s in model.samplings if s] == [160, 220, 300, 300, 80, 300]
+    # The self-check's reader saw the final instruction and the input, never the solution.
+    reading = model.calls[5][-1].content
+    assert reading.startswith("INSTRUCTION:\nCount the requests") and "10.0.0.1 GET /index.html 200" in reading
+    assert "grep" not in reading
     episode = Path(record.episode_dir)
     stages = [(s.extra or {}).get("stage") for s in read_trajectory(episode / "trajectory.json").steps]
-    for stage in ("idea", "instruction", "solution", "observe", "decide", "record", "check"):
+    for stage in ("idea", "instruction", "solution", "observe", "decide", "record", "reader", "self-check", "check"):
         assert stage in stages
     log = json.loads((episode / "staged.json").read_text())
     assert (log["solution_attempts"], log["recorded"], log["cross_oracle_passed"]) == (2, True, True)
+    assert log["self_check"] == ["reader 1: same output"]  # one agreeing reader ends the self-check
     cand = Path(record.candidate_dir or "")
     assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"
+    assert "grep -c ' 404$'" in (cand / "solution" / "solve.sh").read_text()
     assert "/app/count404.txt" in (cand / "task.toml").read_text()  # declared as an artifact
 
 
@@ -148,7 +156,7 @@ def test_when_the_model_never_says_ok_the_first_clean_solution_is_kept(tmp_path:
 def test_solution_first_writes_the_instruction_from_the_real_output(tmp_path: Path, backend: DockerBackend) -> None:
     replies = [json.dumps(IDEA), GOOD, INSTRUCTION, OK]
     solver = ("```bash\ngrep -c 404 /app/data/access.log > /app/count404.txt\n```", "submit")
-    record, model = _run(tmp_path, backend, replies, solver, proposer={"staged": {"order": "solution_first"}})
+    record, model = _run(tmp_path, backend, replies, solver, staged={"order": "solution_first"})
     assert record.verdict == "valid", record
     describe = model.calls[2][-1].content
     assert "It wrote /app/count404.txt, which starts like this:\n2" in describe and "grep -c" in describe
@@ -162,7 +170,7 @@ def test_an_instruction_that_gives_the_answer_away_is_rejected(tmp_path: Path, b
         "Write these lines to /app/paths.txt from /app/data/access.log: 10.0.0.2 GET /missing and 10.0.0.3 GET /missing"
     )
     replies = [json.dumps(idea), solve, leaky, OK, leaky]  # the last: the repair (the script reads no input)
-    record, model = _run(tmp_path, backend, replies, proposer={"staged": {"order": "solution_first"}})
+    record, model = _run(tmp_path, backend, replies, staged={"order": "solution_first"})
     assert "/app/data/access.log, which the script never reads" in model.calls[4][-1].content
     assert record.verdict == "no-candidate" and record.failed_checks == ["answer-in-instruction"]
 
@@ -176,9 +184,7 @@ def test_an_instruction_that_leaves_out_the_rules_keyword_is_repaired_or_complet
     vague = "Count the requests of one method in /app/data/access.log and write the number to /app/countpost.txt."
     fixed = "Count the POST requests in /app/data/access.log and write the number to /app/countpost.txt."
     replies = [json.dumps(idea), solve, vague, OK, fixed if repaired else vague]
-    record, model = _run(
-        tmp_path, backend, replies, reproduce_attempts=0, proposer={"staged": {"order": "solution_first"}}
-    )
+    record, model = _run(tmp_path, backend, replies, reproduce_attempts=0, staged={"order": "solution_first"})
     assert record.verdict == "valid", record
     assert "did not mention POST" in model.calls[4][-1].content
     instruction = (Path(record.candidate_dir or "") / "instruction.md").read_text()
@@ -214,3 +220,44 @@ def test_an_instruction_that_gives_the_command_away_is_rejected(tmp_path: Path, 
     assert (record.verdict, record.failed_checks) == ("no-candidate", ["solution-in-instruction"])
     log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
     assert log["guard"] == "solution-in-instruction" and "grep -c ' 404$'" in log["guard_detail"]
+
+
+def test_when_no_reader_makes_the_recorded_output_their_agreed_script_becomes_the_solution(
+    tmp_path: Path, backend: DockerBackend
+) -> None:
+    broad = "```bash\nawk '$4 >= 400' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 3, not 2
+    failing = "```bash\nexit 3\n```"
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, broad, failing, broad]
+    record, _ = _run(tmp_path, backend, replies, staged={"self_check": 3}, reproduce_attempts=0)
+    assert record.verdict == "valid", record
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert log["self_check"][0] == "reader 1: a different output (1 lines, recorded 1)"
+    assert log["self_check"][1].startswith("reader 2: solution-failed")
+    assert log["self_check"][2:] == ["reader 3: a different output (1 lines, recorded 1)",
+                                     "the reader's script is the solution now"]  # fmt: skip
+    cand = Path(record.candidate_dir or "")
+    assert "awk '$4 >= 400'" in (cand / "solution" / "solve.sh").read_text()
+    assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "3\n"  # recorded again
+    assert log["cross_oracle_passed"] is True and log["check_passed"] is True
+
+
+def test_a_reader_that_fails_leaves_the_solution_and_the_one_shot_baseline_has_no_reader(
+    tmp_path: Path, backend: DockerBackend
+) -> None:
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, "```bash\nexit 3\n```"]
+    record, model = _run(tmp_path, backend, replies, staged={"self_check": 1}, reproduce_attempts=0)
+    assert record.verdict == "valid", record
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert len(log["self_check"]) == 1 and log["self_check"][0].startswith("reader 1: solution-failed")
+    cand = Path(record.candidate_dir or "")
+    assert "grep -c ' 404$'" in (cand / "solution" / "solve.sh").read_text()
+    assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"
+    # The one-shot recorded baseline (P1) answers once and is never read back, whatever self_check says.
+    shot = {k: v for k, v in IDEA.items() if k != "new_data"}
+    shot |= {"instruction": INSTRUCTION, "solve_sh": "grep -c ' 404$' /app/data/access.log > /app/count404.txt"}
+    baseline, model = _run(
+        tmp_path / "p1", backend, [json.dumps(shot)], mode="prompt-recorded", staged={"self_check": 2},
+        reproduce_attempts=0,
+    )  # fmt: skip
+    assert baseline.verdict == "valid" and len(model.calls) == 1
+    assert json.loads((Path(baseline.episode_dir) / "staged.json").read_text())["self_check"] == []

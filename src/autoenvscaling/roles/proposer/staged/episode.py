@@ -94,6 +94,7 @@ class StagedLog(BaseModel):
     guard_detail: str = ""
     unnamed: list[str] = Field(default_factory=list)  # what the instruction left out of the script's rule
     unread: list[str] = Field(default_factory=list)  # inputs the instruction names that the script never reads
+    self_check: list[str] = Field(default_factory=list)  # what each blind reader's script made, and the outcome
     cross_oracle_passed: bool | None = None
     check_passed: bool | None = None
     check_failed: list[str] = Field(default_factory=list)
@@ -156,6 +157,7 @@ class Episode:
         second = self.plan.second if self.plan else None
         self.parent_block = prompts.render("staged/parent.j2", parent=ctx.parent, second=second, combining=False)
         self.draft_no = 0
+        self.last_draft: Path | None = None
         self.last_run: rec.SolutionRun | None = None
 
     # -- helpers ------------------------------------------------------------------------------------------
@@ -240,7 +242,8 @@ class Episode:
 
     def draft(self) -> Path:
         self.draft_no += 1
-        return self.write(self.episode_dir / "work" / f"draft-{self.draft_no:02d}" / self.task_id)
+        self.last_draft = self.write(self.episode_dir / "work" / f"draft-{self.draft_no:02d}" / self.task_id)
+        return self.last_draft
 
     # -- model stages ---------------------------------------------------------------------------------------
     def ask_idea(self) -> bool:
@@ -320,6 +323,19 @@ class Episode:
             output_file=self.output,
         )
         self.files.solve_sh = fenced_or_plain(reply)
+
+    def ask_reader(self) -> str:
+        """A script written from the instruction and the inputs' first lines alone, as a blind solver sees them."""
+        reply = self.caller.ask(
+            "reader",
+            "reader.j2",
+            max_tokens=self.config.sampling.solution_max_tokens,
+            instruction=self.files.instruction,
+            inputs=self.input_heads(),
+            dockerfile=self.dockerfile,
+            output_file=self.output,
+        )
+        return fenced_or_plain(reply)
 
     def ask_decision(self, observation: str) -> Decision:
         reply = self.caller.ask(

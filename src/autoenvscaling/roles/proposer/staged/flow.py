@@ -25,7 +25,8 @@ from autoenvscaling.roles.proposer.staged.episode import (
     Episode,
     StagedContext,
 )
-from autoenvscaling.roles.proposer.staged.spec import DraftFiles
+from autoenvscaling.roles.proposer.staged.grading import matches
+from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Recording
 from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
     solution_in_instruction,
@@ -143,39 +144,108 @@ def precision_repair(ep: Episode) -> None:
     ep.log.repairs += 1
 
 
-def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check: bool) -> None:
-    """Record, novelty, check, submit: the steps every staged arm (the one-shot baseline too) shares."""
-    ep.log.guard, ep.log.guard_detail = None, ""
+def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expectation]]:
+    """Record the current solution's outputs and apply the instruction guards; a failed guard is logged (as a
+    ``stage`` step) and comes back as a recording that is not ``ok``."""
     draft = ep.draft()
     recording, expectations = rec.record_expectations(
         ep.runner, draft, ep.files.solve_sh, {ep.output: ep.compare}, ep.inputs
     )
+    failure: tuple[str, str] | None = None
     if not recording.ok:
-        ep.log.guard, ep.log.guard_detail = recording.check, recording.detail
-        ep.caller.note("record", f"not recorded: {recording.check}: {recording.detail}")
+        failure = (recording.check or "record", recording.detail)
+    elif leak := answer_in_instruction(ep.files.instruction, recording.outputs):
+        failure = (ANSWER_IN_INSTRUCTION, leak)
+    elif given := solution_in_instruction(ep.files.instruction, ep.files.solve_sh):
+        failure = (SOLUTION_IN_INSTRUCTION, given)
+    if failure is None:
+        return recording, expectations
+    ep.log.guard, ep.log.guard_detail = failure
+    ep.caller.note(stage, f"not recorded: {failure[0]}: {failure[1]}")
+    return Recording(ok=False, check=failure[0], detail=failure[1]), []
+
+
+def _completed(ep: Episode, recording: Recording) -> str:
+    """The instruction with what ``format_hint`` adds mechanically (from the solution and its recorded output)."""
+    if not ep.config.format_hint:
+        return ep.files.instruction
+    missing, unread = _imprecision(ep)
+    text = with_references(ep.files.instruction, missing)
+    text = with_unread_note(text, unread, ep.inputs, ep.files.solve_sh)
+    text = with_input_hint(text, ep.inputs, ep.files.solve_sh)
+    recorded = recording.outputs.get(ep.output)
+    text = with_order_hint(text, ep.files.solve_sh, ep.output, ep.compare, recorded, ep.inputs)
+    return with_format_hint(text, ep.output, recording.outputs, ep.compare)
+
+
+def read_back(ep: Episode, recording: Recording) -> str | None:
+    """The blind self-check: scripts written from the final instruction alone run in the draft's image.
+
+    Returns None when a reader's output matches the recorded one (or no reader could be asked), else the script
+    of a reader that ran cleanly: two clean readers that agree with each other win over the first clean one.
+    """
+    want = recording.outputs.get(ep.output) or ""
+    clean: list[tuple[str, str]] = []  # (script, output) of readers that ran cleanly
+    for i in range(1, ep.config.self_check + 1):
+        try:
+            script = ep.ask_reader()
+        except BudgetSpent as e:  # the recorded task stands; the budget ends only the self-check
+            ep.log.self_check.append(f"reader {i}: not asked ({e.reason})")
+            break
+        assert ep.last_draft is not None  # the recorded draft: the reader runs in the image the solver gets
+        run = ep.runner.run(ep.last_draft, script, [ep.output])
+        problem = rec.mechanical_problem(run, ep.inputs, script)
+        got = run.outputs.get(ep.output)
+        if problem is None and got is not None and matches(got, want, ep.compare):
+            ep.log.self_check.append(f"reader {i}: same output")
+            ep.caller.note("self-check", f"reader {i} (a script from the instruction alone): the same output")
+            return None
+        if problem is not None:
+            seen = f"{problem[0]}: {problem[1]}"[:200]
+        else:
+            seen = f"a different output ({len((got or '').splitlines())} lines, recorded {len(want.splitlines())})"
+            clean.append((script, got or ""))
+        ep.log.self_check.append(f"reader {i}: {seen}")
+        ep.caller.note("self-check", f"reader {i} (a script from the instruction alone): {seen}")
+    if not clean:
+        return None
+    agreeing = [s for s, out in clean if sum(matches(o, out, ep.compare) for _, o in clean) > 1]
+    return (agreeing or [clean[0][0]])[0]
+
+
+def finish(
+    ep: Episode, result: GenerationResult, candidate_dir: Path, *, check: bool, self_check: bool = False
+) -> None:
+    """Record, (self-check,) novelty, check, submit: the steps every staged arm (the one-shot baseline too) shares.
+
+    ``self_check`` (the staged arm, ``StagedConfig.self_check`` readers): when no blind reader of the final
+    instruction makes the recorded output, a reader's clean script replaces the solution and is recorded in its
+    turn (with every guard), so the instruction is one its own reader has followed; if that recording fails, the
+    first one stands.
+    """
+    ep.log.guard, ep.log.guard_detail = None, ""
+    recording, expectations = _recorded(ep)
+    if not recording.ok:
         result.failed_checks = [recording.check or "record"]
         return
-    leak = answer_in_instruction(ep.files.instruction, recording.outputs)
-    if leak:
-        ep.log.guard, ep.log.guard_detail = ANSWER_IN_INSTRUCTION, leak
-        ep.caller.note("record", f"not recorded: {ANSWER_IN_INSTRUCTION}: {leak}")
-        result.failed_checks = [ANSWER_IN_INSTRUCTION]
-        return
-    given = solution_in_instruction(ep.files.instruction, ep.files.solve_sh)
-    if given:
-        ep.log.guard, ep.log.guard_detail = SOLUTION_IN_INSTRUCTION, given
-        ep.caller.note("record", f"not recorded: {SOLUTION_IN_INSTRUCTION}: {given}")
-        result.failed_checks = [SOLUTION_IN_INSTRUCTION]
-        return
     ep.log.recorded = True
-    if ep.config.format_hint:
-        missing, unread = _imprecision(ep)
-        text = with_references(ep.files.instruction, missing)
-        text = with_unread_note(text, unread, ep.inputs, ep.files.solve_sh)
-        text = with_input_hint(text, ep.inputs, ep.files.solve_sh)
-        recorded = recording.outputs.get(ep.output)
-        text = with_order_hint(text, ep.files.solve_sh, ep.output, ep.compare, recorded, ep.inputs)
-        ep.files.instruction = with_format_hint(text, ep.output, recording.outputs, ep.compare)
+    plain = ep.files.instruction
+    ep.files.instruction = _completed(ep, recording)
+    if self_check and ep.config.self_check > 0:
+        script = read_back(ep, recording)
+        if script is not None:
+            kept = ep.files.model_copy(deep=True)
+            ep.files.solve_sh, ep.files.instruction = script, plain
+            again, expected = _recorded(ep, "self-check")
+            if not again.ok:
+                ep.files = kept
+                ep.log.self_check.append(f"the reader's script was not recorded ({again.check}): the solution stands")
+                ep.log.guard, ep.log.guard_detail = None, ""
+            else:
+                recording, expectations = again, expected
+                ep.files.instruction = _completed(ep, recording)
+                ep.log.self_check.append("the reader's script is the solution now")
+                ep.caller.note("self-check", "the solution is now the reader's script; its outputs were recorded")
     final = ep.write(ep.episode_dir / "final" / ep.task_id, expectations=expectations, expected=recording.outputs)
     ep.caller.note("record", "recorded: " + ", ".join(f"{e.path} ({e.compare})" for e in expectations))
     if ep.config.cross_oracle:  # every parent's solution (both of a combine) must fail the child
@@ -280,7 +350,7 @@ def run_staged_episode(
             result.failed_checks = [ep.log.guard or NO_SOLUTION]
             return
         precision_repair(ep)
-        finish(ep, result, candidate_dir, check=config.check)
+        finish(ep, result, candidate_dir, check=config.check, self_check=True)
 
     return drive_episode(
         body,
