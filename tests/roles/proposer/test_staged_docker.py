@@ -116,6 +116,7 @@ def test_a_data_only_mutation_is_rejected_by_the_cross_oracle(tmp_path: Path, ba
         ("cp /etc/debian_version /app/out.txt", rec.OUTPUT_IN_IMAGE),
         ("date +%s%N > /app/out.txt", rec.OUTPUT_UNSTABLE),
         ("head -c 70000 /dev/zero | tr '\\0' x > /app/out.txt", rec.OUTPUT_TOO_LARGE),
+        ("gzip -c /app/data/access.log > /tmp/a.gz && cat /tmp/a.gz > /app/out.txt", rec.OUTPUT_BINARY),
         ("wc -l < /app/data/access.log > /app/out.txt", None),
     ],
 )

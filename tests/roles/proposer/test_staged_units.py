@@ -13,6 +13,7 @@ from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_js
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.parents import copied_files, load_parent, parent_candidates, worked_example
 from autoenvscaling.roles.proposer.staged.record import (
+    OUTPUT_BINARY,
     OUTPUT_COPIES_INPUT,
     OUTPUT_EMPTY,
     OUTPUT_FILE_PREFIX,
@@ -117,6 +118,8 @@ def _run(**kw: object) -> SolutionRun:
         (_run(outputs={"/app/out.txt": None}), OUTPUT_MISSING),
         (_run(outputs={"/app/out.txt": " \n"}), OUTPUT_EMPTY),
         (_run(sizes={"/app/out.txt": 10**7}), OUTPUT_TOO_LARGE),
+        (_run(outputs={"/app/out.txt": "404\n\x1f\ufffd\x08\ufffdK\n"}), OUTPUT_BINARY),  # a .gz read as text
+        (_run(outputs={"/app/out.txt": "a\tb\r\n\x0cc d\n"}), None),  # tabs, CRLF and a form feed are text
         (_run(outputs={"/app/out.txt": "a\nb\n"}), OUTPUT_COPIES_INPUT),
         (_run(preexisting=["/app/out.txt"]), OUTPUT_IN_IMAGE),
         (_run(image_hashes={sha256_text("3\n")}), OUTPUT_IN_IMAGE),

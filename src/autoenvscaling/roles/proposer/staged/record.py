@@ -34,6 +34,7 @@ SOLUTION_FAILED = "solution-failed"
 OUTPUT_MISSING = "output-missing"
 OUTPUT_EMPTY = "output-empty"
 OUTPUT_TOO_LARGE = "output-too-large"
+OUTPUT_BINARY = "output-binary"
 OUTPUT_COPIES_INPUT = "output-copies-input"
 OUTPUT_IN_IMAGE = "output-in-image"
 OUTPUT_UNSTABLE = "output-unstable"
@@ -46,11 +47,15 @@ GUARDS = (
     OUTPUT_MISSING,
     OUTPUT_EMPTY,
     OUTPUT_TOO_LARGE,
+    OUTPUT_BINARY,
     OUTPUT_COPIES_INPUT,
     OUTPUT_IN_IMAGE,
     OUTPUT_UNSTABLE,
 )
 MAX_OUTPUT_BYTES = 64 * 1024
+# Bytes no text output holds: control characters other than tab, newlines and form feed, and the replacement
+# character that undecodable bytes became when the output was read.
+_NOT_TEXT = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
 _SCAN_DIRS = "/app /srv /home /opt /etc /root"
 _STATUS = "__AUTOENV_STATUS__"
 
@@ -198,6 +203,11 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str =
             return OUTPUT_TOO_LARGE, f"{path} has {run.sizes[path]} bytes (at most {MAX_OUTPUT_BYTES})"
         if not text.strip():
             return OUTPUT_EMPTY, f"{path} is empty"
+        if binary := len(_NOT_TEXT.findall(text)):
+            return OUTPUT_BINARY, (
+                f"{path} holds {binary} bytes that are not text: a compressed or binary file was read as text "
+                "(read a .gz file with zcat)"
+            )
         for name, data in inputs.items():
             if normalized(text) == normalized(data):
                 return OUTPUT_COPIES_INPUT, f"{path} is a copy of the input {name}"
