@@ -347,6 +347,15 @@ def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
     assert prose_of(given) == "Select lines of /app/a.log into /app/b.txt."
     assert prose_of("```\nCount the lines of /app/a.txt.\n```") == "Count the lines of /app/a.txt."
     assert prose_of("Instruction:\nCount the lines.") == "Count the lines."
+    # the accepted instruction of a recorded `make demo` run (2026-12-04) ended on this pointer
+    demo = (
+        "To select the lines with status 200 from `/app/data/access.log` and write them to `/app/result.txt`, the "
+        "person must execute the following commands in sequence:\n```bash\ngrep 200 /app/data/access.log\n```"
+    )
+    assert prose_of(demo) == (
+        "To select the lines with status 200 from `/app/data/access.log` and write them to `/app/result.txt`."
+    )
+    assert prose_of("Run the script below:\n```\nx\n```") == "."  # nothing but a pointer: the prose check refuses it
 
 
 SOLVE = (

@@ -18,10 +18,12 @@ from autoenvscaling.roles.proposer import prompts
 
 _FENCE = re.compile(r"```[\w+-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _WHOLE_FENCE = re.compile(r"```[\w+-]*[ \t]*\n.*?(?:```|\Z)", re.DOTALL)
-# "..., you can use the following command:" in front of a code block that is left out
+# "..., you can use the following command:" (or "..., the person must execute the following commands in
+# sequence:") in front of a code block that is left out
 _POINTER = re.compile(
-    r",?\s*(?:you can |simply |just )?(?:use|run|execute|try)\s+(?:the |this )?(?:following )?"
-    r"(?:shell |bash |awk |sh )?(?:command|script|code|one-liner)s?\s*:[ \t]*$",
+    r",?\s*(?:(?:the |a )?(?:person|user|you|one) (?:must|should|can|will|needs to|has to) |simply |just )?"
+    r"(?:use|run|execute|try)\s+(?:the |this |these )?(?:following )?"
+    r"(?:shell |bash |awk |sh )?(?:command|script|code|one-liner)s?(?:[ \t]+[a-z]+){0,3}\s*:[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 # "Here's the instruction for a person who must ...:" in front of the instruction itself
