@@ -242,14 +242,18 @@ def test_when_no_reader_makes_the_recorded_output_their_agreed_script_becomes_th
     assert log["cross_oracle_passed"] is True and log["check_passed"] is True
 
 
-def test_a_reader_that_fails_leaves_the_solution_and_the_one_shot_baseline_has_no_reader(
+def test_failing_or_lone_readers_leave_the_solution_and_the_one_shot_baseline_has_no_reader(
     tmp_path: Path, backend: DockerBackend
 ) -> None:
-    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, "```bash\nexit 3\n```"]
-    record, model = _run(tmp_path, backend, replies, staged={"self_check": 1}, reproduce_attempts=0)
+    broad = "```bash\nawk '$4 >= 400' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 3, not 2
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, "```bash\nexit 3\n```", broad]
+    record, model = _run(tmp_path, backend, replies, staged={"self_check": 2}, reproduce_attempts=0)
     assert record.verdict == "valid", record
     log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
-    assert len(log["self_check"]) == 1 and log["self_check"][0].startswith("reader 1: solution-failed")
+    assert log["self_check"][0].startswith("reader 1: solution-failed")
+    # one clean reader that differs is no reason to change the solution
+    assert log["self_check"][1:] == ["reader 2: a different output (1 lines, recorded 1)",
+                                     "no two readers agree: the solution stands"]  # fmt: skip
     cand = Path(record.candidate_dir or "")
     assert "grep -c ' 404$'" in (cand / "solution" / "solve.sh").read_text()
     assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"

@@ -43,8 +43,9 @@ class StagedConfig(BaseModel):
         default=2,
         ge=0,
         description="staged: after recording, up to this many scripts are written from the final instruction alone "
-        "(the proposer as a blind reader) and run; when none reproduces the recorded output, a reader's clean script "
-        "becomes the solution and the outputs are recorded again (0: off; the one-shot baseline never does this)",
+        "(the proposer as a blind reader) and run; when none reproduces the recorded output and two readers' clean "
+        "scripts agree on another, theirs becomes the solution and is recorded again (0: off; 1: a check without "
+        "repair; the one-shot baseline never does this)",
     )
     check: bool = Field(default=True, description="validate the finished draft (repeats=1) before submitting")
     cross_oracle: bool = Field(default=True, description="the parent's solution must fail the child's tests")

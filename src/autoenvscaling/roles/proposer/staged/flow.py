@@ -181,8 +181,10 @@ def _completed(ep: Episode, recording: Recording) -> str:
 def read_back(ep: Episode, recording: Recording) -> str | None:
     """The blind self-check: scripts written from the final instruction alone run in the draft's image.
 
-    Returns None when a reader's output matches the recorded one (or no reader could be asked), else the script
-    of a reader that ran cleanly: two clean readers that agree with each other win over the first clean one.
+    Returns None when a reader's output matches the recorded one, or when no two readers that ran cleanly agree
+    with each other; else the script of the first of two such readers. One reader alone is not enough: in yield
+    series v11 a lone reader's reordered copy of a filter's output replaced a solution that kept the input's
+    order, as its instruction said.
     """
     want = recording.outputs.get(ep.output) or ""
     clean: list[tuple[str, str]] = []  # (script, output) of readers that ran cleanly
@@ -207,10 +209,10 @@ def read_back(ep: Episode, recording: Recording) -> str | None:
             clean.append((script, got or ""))
         ep.log.self_check.append(f"reader {i}: {seen}")
         ep.caller.note("self-check", f"reader {i} (a script from the instruction alone): {seen}")
-    if not clean:
-        return None
     agreeing = [s for s, out in clean if sum(matches(o, out, ep.compare) for _, o in clean) > 1]
-    return (agreeing or [clean[0][0]])[0]
+    if clean and not agreeing:
+        ep.log.self_check.append("no two readers agree: the solution stands")
+    return agreeing[0] if agreeing else None
 
 
 def finish(
@@ -219,9 +221,9 @@ def finish(
     """Record, (self-check,) novelty, check, submit: the steps every staged arm (the one-shot baseline too) shares.
 
     ``self_check`` (the staged arm, ``StagedConfig.self_check`` readers): when no blind reader of the final
-    instruction makes the recorded output, a reader's clean script replaces the solution and is recorded in its
-    turn (with every guard), so the instruction is one its own reader has followed; if that recording fails, the
-    first one stands.
+    instruction makes the recorded output and two readers agree on another, their script replaces the solution
+    and is recorded in its turn (with every guard), so the instruction is one its readers followed; if that
+    recording fails, the first one stands.
     """
     ep.log.guard, ep.log.guard_detail = None, ""
     recording, expectations = _recorded(ep)
