@@ -284,8 +284,9 @@ def test_a_candidates_blind_reproduction_runs_on_ray_and_its_trials_come_back(
     script = tmp_path / "blind.json"  # each worker opens the scripted blind solver from this file
     script.write_text(json.dumps(["```bash\ngrep -c 404 /app/data/access.log > /app/count404.txt\n```", "submit"]))
     solver = RemoteSolverFactory(parse_model_arg(f"scripted:{script}"), AgentConfig(max_turns=4))
+    staged = {"order": "instruction_first", "self_check": 0}  # the script answers no self-check reader
     config = ProposeConfig.model_validate(
-        {"mode": "staged", "n": 1, "reproduce_attempts": 2, "proposer": {"staged": {"order": "instruction_first"}}}
+        {"mode": "staged", "n": 1, "reproduce_attempts": 2, "proposer": {"staged": staged}}
     )
     out = tmp_path / "out"
 
