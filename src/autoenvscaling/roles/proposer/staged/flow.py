@@ -178,7 +178,7 @@ def _completed(ep: Episode, recording: Recording) -> str:
     return with_format_hint(text, ep.output, recording.outputs, ep.compare)
 
 
-def read_back(ep: Episode, recording: Recording) -> str | None:
+def read_back(ep: Episode, recording: Recording, readers: int) -> str | None:
     """The blind self-check: scripts written from the final instruction alone run in the draft's image.
 
     Returns None when a reader's output matches the recorded one, or when no two readers that ran cleanly agree
@@ -188,7 +188,7 @@ def read_back(ep: Episode, recording: Recording) -> str | None:
     """
     want = recording.outputs.get(ep.output) or ""
     clean: list[tuple[str, str]] = []  # (script, output) of readers that ran cleanly
-    for i in range(1, ep.config.self_check + 1):
+    for i in range(1, readers + 1):
         try:
             script = ep.ask_reader()
         except BudgetSpent as e:  # the recorded task stands; the budget ends only the self-check
@@ -215,12 +215,10 @@ def read_back(ep: Episode, recording: Recording) -> str | None:
     return agreeing[0] if agreeing else None
 
 
-def finish(
-    ep: Episode, result: GenerationResult, candidate_dir: Path, *, check: bool, self_check: bool = False
-) -> None:
+def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check: bool, readers: int = 0) -> None:
     """Record, (self-check,) novelty, check, submit: the steps every staged arm (the one-shot baseline too) shares.
 
-    ``self_check`` (the staged arm, ``StagedConfig.self_check`` readers): when no blind reader of the final
+    ``readers`` (the staged arm's ``StagedConfig.self_check``; 0: no self-check): when no blind reader of the final
     instruction makes the recorded output and two readers agree on another, their script replaces the solution
     and is recorded in its turn (with every guard), so the instruction is one its readers followed; if that
     recording fails, the first one stands.
@@ -233,8 +231,8 @@ def finish(
     ep.log.recorded = True
     plain = ep.files.instruction
     ep.files.instruction = _completed(ep, recording)
-    if self_check and ep.config.self_check > 0:
-        script = read_back(ep, recording)
+    if readers > 0:
+        script = read_back(ep, recording, readers)
         if script is not None:
             kept = ep.files.model_copy(deep=True)
             ep.files.solve_sh, ep.files.instruction = script, plain
@@ -352,7 +350,7 @@ def run_staged_episode(
             result.failed_checks = [ep.log.guard or NO_SOLUTION]
             return
         precision_repair(ep)
-        finish(ep, result, candidate_dir, check=config.check, self_check=True)
+        finish(ep, result, candidate_dir, check=config.check, readers=config.self_check)
 
     return drive_episode(
         body,
