@@ -47,6 +47,12 @@ class StagedConfig(BaseModel):
         "scripts agree on another, theirs becomes the solution and is recorded again (0: off; 1: a check without "
         "repair; the one-shot baseline never does this)",
     )
+    shell_fixes: bool = Field(
+        default=True,
+        description="staged: when a run of solve.sh fails on a known shell pitfall (grep's file-name prefixes, a "
+        ".gz input read as text, a near-miss input path), the harness rewrites the script and keeps the rewrite "
+        "when it passes every guard (no model call; the one-shot baseline never does this)",
+    )
     check: bool = Field(default=True, description="validate the finished draft (repeats=1) before submitting")
     cross_oracle: bool = Field(default=True, description="the parent's solution must fail the child's tests")
     sampling: StageSampling = Field(default_factory=StageSampling)

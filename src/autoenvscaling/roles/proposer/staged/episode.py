@@ -7,7 +7,8 @@ Stages (every model call a short fresh prompt and an ATIF step; every harness ru
                  parents' input files, see ``combine``)
     data         lines added to the main input file, when the idea asks for them
     instruction  plain text
-    solution     a bash block; the harness runs it in the draft's image (observe) ...
+    solution     a bash block; the harness runs it in the draft's image (observe; a failure that a known shell
+                 pitfall explains is rewritten and run again, see ``fixes``) ...
     decide       ... and the model judges the output (ok | fix_solution | fix_data | fix_instruction)
     record       the solution runs twice in fresh containers; guards; the outputs become the tests' answers
     novelty      the parent's solution (both parents' for combine) must fail the child (cross-oracle);
@@ -42,6 +43,7 @@ from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import StageCaller, fenced_or_plain, parse_json, prose_of
 from autoenvscaling.roles.proposer.staged.combine import Combination, plan_combination
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
+from autoenvscaling.roles.proposer.staged.fixes import shell_fix
 from autoenvscaling.roles.proposer.staged.parents import Parent, about_second, head
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import (
@@ -95,6 +97,7 @@ class StagedLog(BaseModel):
     unnamed: list[str] = Field(default_factory=list)  # what the instruction left out of the script's rule
     unread: list[str] = Field(default_factory=list)  # inputs the instruction names that the script never reads
     self_check: list[str] = Field(default_factory=list)  # what each blind reader's script made, and the outcome
+    fixes: list[str] = Field(default_factory=list)  # the harness's rewrites of solve.sh (``fixes``): kept or not
     cross_oracle_passed: bool | None = None
     check_passed: bool | None = None
     check_failed: list[str] = Field(default_factory=list)
@@ -364,7 +367,30 @@ class Episode:
         text = rec.describe_run(run)
         self.caller.note("observe", text)
         self.log.observations.append(text)
-        return text, rec.mechanical_problem(run, self.inputs, self.files.solve_sh)
+        problem = rec.mechanical_problem(run, self.inputs, self.files.solve_sh)
+        fixed = self.fixed(run, problem) if self.config.shell_fixes else None
+        return fixed or (text, problem)
+
+    def fixed(self, run: rec.SolutionRun, problem: tuple[str, str] | None) -> tuple[str, None] | None:
+        """When a known shell pitfall explains the run's failure (``fixes``), the rewritten script runs in the same
+        image; it replaces the model's when it passes every guard. Returns its observation, or None."""
+        fix = shell_fix(self.files.solve_sh, problem, run, list(self.inputs))
+        if fix is None or self.last_draft is None:
+            return None
+        again = self.runner.run(self.last_draft, fix.script, [self.output])
+        after = rec.mechanical_problem(again, self.inputs, fix.script)
+        if after is None and "binary file matches" in again.stderr_tail:
+            after = (rec.OUTPUT_BINARY, "grep still skipped a binary file")
+        if after is not None:
+            self.log.fixes.append(f"{fix.name}: not kept ({after[0]})")
+            self.caller.note("fix", f"the harness tried a rewrite of solve.sh ({fix.detail}): {after[0]}; not kept")
+            return None
+        self.files.solve_sh, self.last_run = fix.script, again
+        text = rec.describe_run(again)
+        self.log.fixes.append(f"{fix.name}: kept")
+        self.log.observations.append(text)
+        self.caller.note("fix", f"the harness rewrote solve.sh ({fix.detail}) and ran it again:\n{text}")
+        return text, None
 
     def retry(self, ask: Callable[..., None], attempt: int, problem: str) -> None:
         """Alternate a repair (error shown) with a fresh sample: small models often repeat a broken script."""

@@ -1,0 +1,163 @@
+"""Mechanical repairs of a solve.sh for shell pitfalls that a small model repeats even after it is told of them.
+
+When a run of the model's script fails a guard that one of these pitfalls explains, the harness rewrites the
+script and runs the rewrite in a fresh container; the rewrite is kept only when it passes every guard (the
+caller decides), and the trajectory says what was changed. No model call is spent. The pitfalls (7 of the 28
+staged episodes of yield series v10 and v11's first 8 ended on one of them):
+
+- ``grep-h``  grep that reads several files prefixes every line with the file's name (``output-file-prefix``):
+  ``grep -h``.
+- ``gz``      a compressed input read as text (binary bytes in the output, grep's "binary file matches", an
+  empty output): grep becomes ``zgrep``, cat ``zcat -f``, a text tool (awk, sed, sort, ...) reads ``<(zcat -f FILE)``.
+- ``path``    the script reads an input path that does not exist, and one input's path is a near miss of it,
+  clearly nearer than any other input's (``access.log.2gz`` for ``access.log.2.gz``): the input's path.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+
+from pydantic import BaseModel
+
+from autoenvscaling.roles.proposer.staged import record as rec
+
+# A grep-family command word (not a word that merely ends in grep, not a path such as /usr/bin/grep's dir).
+_GREP = re.compile(r"(?<![\w./-])(?:/usr/bin/|/bin/)?(z?[ef]?grep)(?![\w.-])")
+_CAT = re.compile(r"(?<![\w./-])(?:/usr/bin/|/bin/)?cat(?![\w.-])")
+# A path ending in .gz, as a shell word (quotes allowed around it).
+_GZ_PATH = re.compile(r"""(?P<q>['"]?)(?P<path>(?:[\w.\-/*]+/)?[\w.\-*]+\.gz)(?P=q)(?![\w.-])""")
+_PLAIN_GREP = {"egrep": "grep -E", "fgrep": "grep -F"}
+# Tools that read a .gz file themselves.
+_GZ_AWARE = re.compile(r"(?<![\w.-])(?:zcat|zgrep|zegrep|zfgrep|zless|zmore|zdiff|gunzip|gzip|zcmp)(?![\w.-])")
+# Commands that read the files they are given as text (a .gz argument of theirs becomes ``<(zcat -f FILE)``).
+_TEXT_READERS = frozenset("awk gawk mawk sed sort cut head tail wc uniq paste comm join nl tac column jq".split())
+_MISSING = re.compile(r"""(?:^|\s|['"`])(/[^\s'"`:]+)['"`]?: No such file or directory""", re.MULTILINE)
+_NEAR_MISS = 0.9
+_MARGIN = 0.04  # the nearest input must be nearer than the next one by this much
+
+
+# The failed guards that a compressed input read as text can explain.
+_GZ_SIGNS = frozenset(
+    {rec.OUTPUT_BINARY, rec.OUTPUT_EMPTY, rec.OUTPUT_FILE_PREFIX, rec.OUTPUT_WITHOUT_DATA, rec.SOLUTION_FAILED}
+)
+
+
+class ShellFix(BaseModel):
+    """A rewritten script and what was changed (``name``: the pitfall; ``detail``: one line for the log)."""
+
+    name: str
+    script: str
+    detail: str
+
+
+def command_spans(script: str) -> list[tuple[int, int]]:
+    """Where each simple command of ``script`` starts and ends: split at ``|``, ``;``, ``&`` and newlines that
+    are outside quotes (a grep pattern ``'a|b'`` stays one command)."""
+    spans: list[tuple[int, int]] = []
+    start, quote, i = 0, "", 0
+    while i < len(script):
+        c = script[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in "|;&\n":
+            spans.append((start, i))
+            start = i + 1
+        i += 1
+    spans.append((start, len(script)))
+    return [(a, b) for a, b in spans if script[a:b].strip()]
+
+
+def _segments(script: str, pattern: re.Pattern[str], rewrite: Callable[[str], str]) -> str:
+    """Apply ``rewrite`` to every simple command in which ``pattern`` occurs."""
+    out, last = [], 0
+    for a, b in command_spans(script):
+        segment = script[a:b]
+        out += [script[last:a], rewrite(segment) if pattern.search(segment) else segment]
+        last = b
+    return "".join(out) + script[last:]
+
+
+def grep_without_names(script: str) -> str:
+    """``grep`` -> ``grep -h`` (every grep-family command: on one file or stdin ``-h`` changes nothing)."""
+
+    def add_h(segment: str) -> str:
+        return _GREP.sub(lambda m: m.group(0) + " -h", segment, count=1)
+
+    return _segments(script, _GREP, add_h)
+
+
+def gz_as_text(script: str) -> str:
+    """Every simple command that names a .gz path and is not one that reads .gz itself is made to decompress it."""
+
+    def decompress(segment: str) -> str:
+        if _GZ_AWARE.search(segment):
+            return segment
+        if _GREP.search(segment):  # zgrep reads plain files as they are: every file the command names stays read
+            return _GREP.sub(lambda m: "z" + _PLAIN_GREP.get(m.group(1), m.group(1)), segment)
+        if _CAT.search(segment):
+            return _CAT.sub("zcat -f", segment)
+        out = re.sub(r"<\s*(" + _GZ_PATH.pattern + ")", lambda m: f"< <(zcat -f {m.group(1)})", segment)
+        if out != segment:
+            return out
+        words = segment.split()
+        if words and words[0].rsplit("/", 1)[-1] in _TEXT_READERS:
+            return _GZ_PATH.sub(lambda m: f"<(zcat -f {m.group(0)})", segment)
+        return segment
+
+    return _segments(script, _GZ_PATH, decompress)
+
+
+def near_miss_paths(script: str, stderr: str, inputs: list[str]) -> tuple[str, dict[str, str]]:
+    """Replace each path that the run's stderr reported missing by the one input path that nearly equals it."""
+    replaced: dict[str, str] = {}
+    for missing in dict.fromkeys(_MISSING.findall(stderr)):
+        if missing in inputs or missing not in script:
+            continue
+        ranked = sorted(((difflib.SequenceMatcher(None, missing, p).ratio(), p) for p in inputs), reverse=True)
+        if ranked and ranked[0][0] >= _NEAR_MISS and (len(ranked) == 1 or ranked[1][0] < ranked[0][0] - _MARGIN):
+            replaced[missing] = ranked[0][1]
+    for missing, path in replaced.items():
+        script = re.sub(re.escape(missing) + r"(?![\w.-])", path, script)
+    return script, replaced
+
+
+def _reads_gz_as_text(script: str) -> bool:
+    return gz_as_text(script) != script
+
+
+def shell_fix(script: str, problem: tuple[str, str] | None, run: rec.SolutionRun, inputs: list[str]) -> ShellFix | None:
+    """The rewrite of ``script`` that the failed run (``problem``: its first failed guard) calls for, or None.
+
+    A run with no failed guard is repaired only when grep said that it skipped a binary file (the output then
+    lacks a compressed input's lines).
+    """
+    skipped = "binary file matches" in run.stderr_tail
+    if problem is None and not skipped:
+        return None
+    check = problem[0] if problem else ""
+    names: list[str] = []
+    details: list[str] = []
+    fixed = script
+    if check == rec.SOLUTION_FAILED:
+        fixed, replaced = near_miss_paths(fixed, run.stderr_tail, inputs)
+        if replaced:
+            names.append("path")
+            details += [f"{a} -> {b}" for a, b in replaced.items()]
+    if (skipped or check in _GZ_SIGNS) and _reads_gz_as_text(fixed):
+        fixed = gz_as_text(fixed)
+        names.append("gz")
+        details.append("a .gz input read as text is decompressed (zgrep, zcat -f)")
+    if check == rec.OUTPUT_FILE_PREFIX and grep_without_names(fixed) != fixed:
+        fixed = grep_without_names(fixed)
+        names.append("grep-h")
+        details.append("grep -h: no file name in front of each line")
+    if fixed == script:
+        return None
+    return ShellFix(name="+".join(names), script=fixed, detail="; ".join(details))

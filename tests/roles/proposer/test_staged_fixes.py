@@ -1,0 +1,103 @@
+"""The harness's rewrites of a solve.sh for known shell pitfalls (``staged/fixes.py``): what each rewrites, what it
+leaves alone, and when one is tried at all. Their real runs are in ``test_staged_docker.py``."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoenvscaling.roles.proposer.staged import record as rec
+from autoenvscaling.roles.proposer.staged.fixes import (
+    command_spans,
+    grep_without_names,
+    gz_as_text,
+    near_miss_paths,
+    shell_fix,
+)
+
+LOGS = ["/app/logs/access.log", "/app/logs/access.log.1", "/app/logs/access.log.2.gz"]
+FILES = " ".join(LOGS)
+
+
+def test_commands_are_split_outside_quotes_only() -> None:
+    script = "grep -E 'a|b' x | sort; echo \"1;2\" && wc -l y\nz"
+    assert [script[a:b].strip() for a, b in command_spans(script)] == [
+        "grep -E 'a|b' x",
+        "sort",
+        'echo "1;2"',
+        "wc -l y",
+        "z",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("script", "fixed"),
+    [
+        (f"grep -oE 'GET .*' {FILES} > /app/r.txt", f"grep -h -oE 'GET .*' {FILES} > /app/r.txt"),
+        ("egrep 'a|b' /app/x /app/y | sort", "egrep -h 'a|b' /app/x /app/y | sort"),
+        ("zcat /app/x.gz | grep a > /app/r", "zcat /app/x.gz | grep -h a > /app/r"),
+        ("awk '/grep/' /app/x > /app/r", "awk '/grep/' /app/x > /app/r"),  # a word in a program, not a command
+        ("/usr/bin/grep a /app/x /app/y", "/usr/bin/grep -h a /app/x /app/y"),
+    ],
+)
+def test_grep_gets_h(script: str, fixed: str) -> None:
+    assert grep_without_names(script) == fixed
+
+
+@pytest.mark.parametrize(
+    ("script", "fixed"),
+    [
+        (f"grep -c ' 404 ' {FILES} > /app/r", f"zgrep -c ' 404 ' {FILES} > /app/r"),
+        (f"egrep 'a|b' {FILES}", f"zgrep -E 'a|b' {FILES}"),
+        (f"cat {FILES} | grep -E 'a|b' > /app/r", f"zcat -f {FILES} | grep -E 'a|b' > /app/r"),
+        (
+            "awk '{print $9}' /app/a \"/app/b.gz\" | sort | uniq -c > /app/r",
+            "awk '{print $9}' /app/a <(zcat -f \"/app/b.gz\") | sort | uniq -c > /app/r",
+        ),
+        ("while read l; do echo $l; done < /app/x.gz", "while read l; do echo $l; done < <(zcat -f /app/x.gz)"),
+        # left alone: tools that read .gz themselves, and commands that name a .gz file without reading it
+        ("zcat /app/x.gz | awk '{print $1}' > /app/r", None),
+        ("gzip -dc /app/x.gz | sort > /app/r", None),
+        ("find /app -name '*.gz' > /app/r", None),
+        ("ls /app/logs/*.gz > /app/r", None),
+        ("grep a /app/x > /app/r", None),
+    ],
+)
+def test_a_gz_input_read_as_text_is_decompressed(script: str, fixed: str | None) -> None:
+    assert gz_as_text(script) == (fixed if fixed is not None else script)
+
+
+def test_a_missing_path_becomes_the_input_it_nearly_names() -> None:
+    stderr = "grep: /app/logs/access.log.2gz: No such file or directory"
+    script, replaced = near_miss_paths("zgrep x /app/logs/access.log.2gz > /app/r", stderr, LOGS)
+    assert script == "zgrep x /app/logs/access.log.2.gz > /app/r"
+    assert replaced == {"/app/logs/access.log.2gz": "/app/logs/access.log.2.gz"}
+    # No input is near enough, or two are about as near: nothing is guessed.
+    far = "grep: /app/data/input.txt: No such file or directory"
+    assert near_miss_paths("grep x /app/data/input.txt", far, LOGS)[1] == {}
+    tie = "cat: /app/logs/b.log: No such file or directory"
+    assert near_miss_paths("cat /app/logs/b.log", tie, ["/app/logs/a.log", "/app/logs/c.log"])[1] == {}
+
+
+def _run(stderr: str = "", exit_code: int = 0) -> rec.SolutionRun:
+    return rec.SolutionRun(exit_code=exit_code, stderr_tail=stderr)
+
+
+def test_a_fix_is_tried_only_for_the_failure_it_explains() -> None:
+    prefix = (rec.OUTPUT_FILE_PREFIX, "...")
+    plain = f"grep -E 'a' {' '.join(LOGS[:2])} > /app/r"
+    fix = shell_fix(plain, prefix, _run(), LOGS)
+    assert fix is not None and fix.name == "grep-h" and "grep -h -E" in fix.script
+    both = shell_fix(f"grep a {FILES} > /app/r", prefix, _run(), LOGS)
+    assert both is not None and both.name == "gz+grep-h" and both.script == f"zgrep -h a {FILES} > /app/r"
+    # grep said it skipped the compressed file: the run passed every guard, its output still lacks those lines
+    said = _run("grep: /app/logs/access.log.2.gz: binary file matches")
+    skipped = shell_fix(f"grep a {FILES} > /app/r", None, said, LOGS)
+    assert skipped is not None and skipped.name == "gz"
+    typo = "grep x /app/logs/access.log.2gz > /app/r"
+    missing = _run("grep: /app/logs/access.log.2gz: No such file or directory", exit_code=2)
+    path = shell_fix(typo, (rec.SOLUTION_FAILED, "..."), missing, LOGS)
+    assert path is not None and path.name == "path+gz" and path.script == "zgrep x /app/logs/access.log.2.gz > /app/r"
+    # Nothing to fix: a clean run, a failure none of the pitfalls explains, a script without the pitfall.
+    assert shell_fix(plain, None, _run(), LOGS) is None
+    assert shell_fix(f"grep a {FILES} > /app/r", (rec.OUTPUT_UNSTABLE, "..."), _run(), LOGS) is None
+    assert shell_fix("wc -l /app/logs/access.log > /app/r", prefix, _run(), LOGS) is None
