@@ -15,6 +15,7 @@ from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.records import NOT_REPRODUCED, ProposalRecord
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.proposer.staged import record as rec
+from autoenvscaling.roles.proposer.staged.fixes import shell_fix
 from autoenvscaling.roles.proposer.staged.parents import load_parent, worked_example
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles
@@ -117,6 +118,11 @@ def test_a_data_only_mutation_is_rejected_by_the_cross_oracle(tmp_path: Path, ba
         ("date +%s%N > /app/out.txt", rec.OUTPUT_UNSTABLE),
         ("head -c 70000 /dev/zero | tr '\\0' x > /app/out.txt", rec.OUTPUT_TOO_LARGE),
         ("gzip -c /app/data/access.log > /tmp/a.gz && cat /tmp/a.gz > /app/out.txt", rec.OUTPUT_BINARY),
+        ("cat /app/data/nope /app/data/access.log | sort > /app/out.txt", rec.SOLUTION_FAILED),  # exits 0
+        (
+            "grep 404 /app/data/access.log > /app/out.txt\ngrep 500 /app/data/access.log > /app/out.txt",
+            rec.OUTPUT_OVERWRITTEN,
+        ),
         ("wc -l < /app/data/access.log > /app/out.txt", None),
     ],
 )
@@ -266,3 +272,51 @@ def test_failing_or_lone_readers_leave_the_solution_and_the_one_shot_baseline_ha
     )  # fmt: skip
     assert baseline.verdict == "valid" and len(model.calls) == 1
     assert json.loads((Path(baseline.episode_dir) / "staged.json").read_text())["self_check"] == []
+
+
+def test_a_path_typo_is_fixed_by_the_harness_without_a_model_call(tmp_path: Path, backend: DockerBackend) -> None:
+    typo = "```bash\ngrep -c ' 404$' /app/data/acess.log > /app/count404.txt\n```"
+    solver = ("```bash\ngrep -c 404 /app/data/access.log > /app/count404.txt\n```", "submit")
+    replies = [json.dumps(IDEA), typo, INSTRUCTION, OK]  # no repair reply: the harness's rewrite passed
+    record, model = _run(tmp_path, backend, replies, solver, staged={"order": "solution_first"})
+    assert record.verdict == "valid", record
+    assert len(model.calls) == 4
+    solution = (Path(record.candidate_dir or "") / "solution" / "solve.sh").read_text()
+    assert "grep -c ' 404$' /app/data/access.log" in solution
+    episode = Path(record.episode_dir)
+    assert json.loads((episode / "staged.json").read_text())["fixes"] == ["path: kept"]
+    fix = [s for s in read_trajectory(episode / "trajectory.json").steps if (s.extra or {}).get("stage") == "fix"]
+    assert len(fix) == 1 and "/app/data/acess.log -> /app/data/access.log" in str(fix[0].message)
+    # The describe prompt saw the rewritten script and its real output.
+    assert "/app/data/access.log" in model.calls[2][-1].content and "acess" not in model.calls[2][-1].content
+
+
+GZ = "gzip -c /app/data/access.log > /tmp/a.gz && "
+
+
+@pytest.mark.parametrize(
+    ("solve", "check", "name", "lines"),
+    [
+        # grep over the log and a compressed copy: file names in front, the copy skipped as binary
+        (GZ + "grep ' 404$' /app/data/access.log /tmp/a.gz > /app/out.txt", rec.OUTPUT_FILE_PREFIX, "gz+grep-h", 4),
+        (GZ + "sort -k4 /tmp/a.gz > /app/out.txt", rec.OUTPUT_BINARY, "gz", 4),
+        (GZ + "cat /tmp/a.gz /app/data/access.log | sort -u > /app/out.txt", rec.OUTPUT_BINARY, "gz", 4),
+    ],
+)
+def test_the_rewrites_run_in_the_real_image(
+    tmp_path: Path, backend: DockerBackend, solve: str, check: str, name: str, lines: int
+) -> None:
+    parent = load_parent(worked_example(domain_context("terminal")))  # type: ignore[arg-type]
+    assert parent is not None
+    files = DraftFiles(instruction="Find the lines.", solve_sh=solve)
+    draft = write_draft(tmp_path / "d", parent=parent.path, files=files, name="d", description="", category="t",
+                        outputs=["/app/out.txt"])  # fmt: skip
+    runner = rec.DraftRunner(backend, run_id="test-staged-fixes", timeout_sec=30)
+    first = runner.run(draft, solve, ["/app/out.txt"])
+    problem = rec.mechanical_problem(first, parent.data, solve)
+    assert problem is not None and problem[0] == check
+    fix = shell_fix(solve, problem, first, list(parent.data))
+    assert fix is not None and fix.name == name
+    again = runner.run(draft, fix.script, ["/app/out.txt"])
+    assert rec.mechanical_problem(again, parent.data, fix.script) is None, again
+    assert len((again.outputs["/app/out.txt"] or "").splitlines()) == lines

@@ -19,6 +19,7 @@ from autoenvscaling.roles.proposer.staged.record import (
     OUTPUT_FILE_PREFIX,
     OUTPUT_IN_IMAGE,
     OUTPUT_MISSING,
+    OUTPUT_OVERWRITTEN,
     OUTPUT_TOO_LARGE,
     OUTPUT_WITHOUT_DATA,
     SOLUTION_FAILED,
@@ -169,6 +170,32 @@ def test_an_output_made_of_the_scripts_own_words_is_found(text: str, flagged: bo
     problem = mechanical_problem(_run(outputs={"/app/out.txt": text}), {"/app/data/access.log": "x"}, solve_sh)
     assert (problem[0] if problem else None) == (OUTPUT_WITHOUT_DATA if flagged else None)
     assert mechanical_problem(_run(outputs={"/app/out.txt": text}), {"/app/data/access.log": "x"}) is None
+
+
+def test_a_pipeline_that_read_a_missing_file_failed_even_when_it_exited_0() -> None:
+    """v11's A1 #0: ``cat a /app/logs/access.log.1 | grep | sort`` exited 0 without the second file, and its
+    instruction named that file: no blind solver could make the recorded output."""
+    stderr = "cat: /app/logs/access.log.1: No such file or directory"
+    problem = mechanical_problem(_run(stderr_tail=stderr, outputs={"/app/out.txt": "x 404\n"}), {})
+    assert problem is not None and problem[0] == SOLUTION_FAILED and stderr in problem[1]
+    assert mechanical_problem(_run(stderr_tail="sort: warning", outputs={"/app/out.txt": "x 404\n"}), {}) is None
+
+
+@pytest.mark.parametrize(
+    ("solve_sh", "flagged"),
+    [
+        # v11's A1 #4: the second find replaced the first one's lines
+        ("find /srv -perm -o+w > /app/out.txt\nfind /srv -user backup > /app/out.txt\n", True),
+        ("grep a x > '/app/out.txt'\ngrep b x >| /app/out.txt", True),
+        ("find /srv -perm -o+w > /app/out.txt\nfind /srv -user backup >> /app/out.txt\n", False),
+        ("# old: sort x > /app/out.txt\nsort -u x > /app/out.txt\n", False),
+        ("if [ -s x ]; then sort x > /app/out.txt; else echo none > /app/out.txt; fi", False),
+        ("sort x > /app/out.txt.tmp\nuniq /app/out.txt.tmp > /app/out.txt", False),
+    ],
+)
+def test_an_output_written_twice_with_a_truncating_redirect_is_found(solve_sh: str, flagged: bool) -> None:
+    problem = mechanical_problem(_run(outputs={"/app/out.txt": "/srv/a\n"}), {"/app/data/x": "y"}, solve_sh)
+    assert (problem[0] if problem else None) == (OUTPUT_OVERWRITTEN if flagged else None)
 
 
 def test_the_observation_shows_exit_errors_and_output_heads() -> None:

@@ -5,13 +5,14 @@ Every run is a fresh, network-less container of the built image; nothing the mod
 
 Guards of ``record``, each with its own check id:
 
-- ``solution-failed``      solve.sh exited non-zero (or timed out)
+- ``solution-failed``      solve.sh exited non-zero (or timed out), or its stderr says a file it read is missing
 - ``output-missing``       a declared output does not exist afterwards
 - ``output-empty``         a declared output is empty (or only whitespace)
 - ``output-too-large``     a declared output is larger than the cap
 - ``output-copies-input``  a declared output equals one of the input data files
 - ``output-in-image``      the output exists before the solution runs, or its content is already in the image
 - ``output-unstable``      two runs in fresh containers wrote different outputs
+- ``output-overwritten``   two commands write the output with ``>``: the second replaces the first's lines
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ OUTPUT_IN_IMAGE = "output-in-image"
 OUTPUT_UNSTABLE = "output-unstable"
 OUTPUT_FILE_PREFIX = "output-file-prefix"
 OUTPUT_WITHOUT_DATA = "output-without-data"
+OUTPUT_OVERWRITTEN = "output-overwritten"
 DRAFT_BUILD = "draft-build"
 CROSS_ORACLE = "cross-oracle"
 GUARDS = (
@@ -57,6 +59,8 @@ MAX_OUTPUT_BYTES = 64 * 1024
 # character that undecodable bytes became when the output was read.
 _NOT_TEXT = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
 _SCAN_DIRS = "/app /srv /home /opt /etc /root"
+_MISSING_FILE = re.compile(r"^.*: No such file or directory$", re.MULTILINE)
+_BRANCHES = re.compile(r"(?<![\w-])(?:if|case|else|elif|while|for|until)(?![\w-])|\|\||&&")
 _STATUS = "__AUTOENV_STATUS__"
 
 
@@ -190,12 +194,25 @@ def data_free(text: str, solve_sh: str) -> bool:
     return {w for w in words if not w.isdigit()} <= set(re.findall(r"\w+", solve_sh))
 
 
+def overwritten(solve_sh: str, path: str) -> bool:
+    """Whether two commands of a branch-free ``solve_sh`` write ``path`` with ``>``: the second one replaces what
+    the first wrote (yield series v11: two ``find ... > /app/result.txt`` lines, one of the two rules lost)."""
+    if _BRANCHES.search(solve_sh):
+        return False
+    write = re.compile(r"(?<![>&\d])>\|?\s*['\"]?" + re.escape(path) + r"['\"]?(?![\w./-])")
+    lines = [ln for ln in solve_sh.splitlines() if not ln.lstrip().startswith("#")]
+    return sum(len(write.findall(ln)) for ln in lines) >= 2
+
+
 def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str = "") -> tuple[str, str] | None:
     """The first guard one run already fails ``(check id, detail)``, or None. ``solve_sh``: the script that ran
-    (without it, ``output-without-data`` is not checked)."""
+    (without it, ``output-without-data`` and ``output-overwritten`` are not checked)."""
     if run.exit_code != 0 or run.timed_out:
         why = "timed out" if run.timed_out else f"exited with {run.exit_code}"
         return SOLUTION_FAILED, f"solve.sh {why}: {run.stderr_tail or run.stdout_tail or '(no output)'}"
+    if missing := _MISSING_FILE.search(run.stderr_tail):
+        # a command early in a pipeline failed and the pipeline's last command still exited 0
+        return SOLUTION_FAILED, f"solve.sh exited 0, but a command of it failed: {missing.group(0)}"
     for path, text in run.outputs.items():
         if text is None:
             return OUTPUT_MISSING, f"{path} was not created"
@@ -222,6 +239,11 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str =
             return OUTPUT_FILE_PREFIX, (
                 f"the lines of {path} start with an input file's name ({prefix}:...): grep prints it when it reads "
                 "several files, and the instruction does not ask for it; use grep -h, or cat the files into one grep"
+            )
+        if solve_sh and overwritten(solve_sh, path):
+            return OUTPUT_OVERWRITTEN, (
+                f"two commands of solve.sh write {path} with '>': the second one replaces what the first wrote; "
+                "write it in one command, or append with '>>'"
             )
     for path in run.preexisting:
         return OUTPUT_IN_IMAGE, f"{path} already exists before the solution runs"
