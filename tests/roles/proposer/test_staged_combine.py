@@ -246,3 +246,15 @@ def test_one_shared_word_is_enough_when_only_the_second_task_has_inputs(tmp_path
     )
     assert ep.ask_idea()
     assert ep.ctx.parent.name == "ips"
+
+
+def test_a_comparison_word_the_parent_also_uses_does_not_keep_it(tmp_path: Path) -> None:
+    """v11's A1 #7: "status code greater than 400" on the real file-permission example ("larger than 1 MiB"),
+    the access-log example shown second; "than" kept the idea on the parent, whose solution could only fail."""
+    examples = Path(__file__).resolve().parents[3] / "examples" / "terminal"
+    first, second = _parent(examples / "audit-file-permissions"), _parent(examples / "log-error-summary")
+    change = "Select only the lines where the status code is greater than 400."
+    ep = _episode(tmp_path, SchemaModel([json.dumps({**COMBINE_IDEA, "operator": "filter", "change": change})]),
+                  first, second)  # fmt: skip
+    assert ep.ask_idea()
+    assert ep.ctx.parent.name == "log-error-summary"

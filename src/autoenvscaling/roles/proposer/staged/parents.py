@@ -49,7 +49,10 @@ _WORD = re.compile(r"[a-z0-9_]+")
 # Words of an idea that say nothing about which task it changes.
 _IDEA_FILLER = frozenset(
     "the and for with that this from into each every line lines file files output input write print count "
-    "select only where which their they are was were has have not new task all any one two".split()
+    "select only where which their they are was were has have not new task all any one two "
+    # comparisons and pronouns: "larger than 1 MiB" in a file-permission task made an idea about status codes
+    # "greater than 400" look like that task's (yield series v11)
+    "than more less greater larger smaller least most equal above below over under those these them its".split()
 )
 
 
