@@ -7,9 +7,9 @@ from pathlib import Path
 
 from autoenvscaling.agent.trajectory import AgentInfo, TrajectoryRecorder
 from autoenvscaling.roles.proposer.records import GenerationResult
-from autoenvscaling.roles.proposer.staged.episode import StagedLog
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation
+from autoenvscaling.roles.proposer.staged.state import StagedLog
 
 TASK = "staged-000"
 

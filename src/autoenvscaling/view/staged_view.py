@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoenvscaling.roles.proposer.staged.episode import StagedLog
+from autoenvscaling.roles.proposer.staged.state import StagedLog
 from autoenvscaling.view.files import Root
 from autoenvscaling.view.readers import read_model
 from autoenvscaling.view.step_view import CheckView, StepView, draft_diff, snapshot_of

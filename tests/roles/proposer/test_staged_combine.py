@@ -15,10 +15,11 @@ from autoenvscaling.llm.scripted import ScriptedModel
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.staged.combine import free_path, plan_combination, rewrite_paths
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
-from autoenvscaling.roles.proposer.staged.episode import Episode, StagedContext
+from autoenvscaling.roles.proposer.staged.episode import Episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
 from autoenvscaling.roles.proposer.staged.parents import Parent, load_parent, second_parent, worked_example
 from autoenvscaling.roles.proposer.staged.spec import Idea
+from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.sandbox.fake import FakeBackend
 
 COMBINE_IDEA = {

@@ -49,10 +49,10 @@ from autoenvscaling.roles.proposer.records import (
     ProposalRecord,
 )
 from autoenvscaling.roles.proposer.reproduce import Reproduction, Reproductions
-from autoenvscaling.roles.proposer.staged.episode import StagedContext
 from autoenvscaling.roles.proposer.staged.flow import run_staged_episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
 from autoenvscaling.roles.proposer.staged.parents import Parent, parent_candidates, second_parent, worked_example
+from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import findings_from_digest
 from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
 from autoenvscaling.roles.solver import SolverAgent

@@ -30,13 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, SkipValidation
-
 from autoenvscaling import __version__
 from autoenvscaling.agent.trajectory import AgentInfo, TrajectoryRecorder
 from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.proposer import prompts
-from autoenvscaling.roles.proposer.domain import DomainContext
 from autoenvscaling.roles.proposer.novelty import DUPLICATE_CHECK
 from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
@@ -59,6 +56,7 @@ from autoenvscaling.roles.proposer.staged.spec import (
     offered_operators,
     safe_output_path,
 )
+from autoenvscaling.roles.proposer.staged.state import StagedContext, StagedLog
 from autoenvscaling.roles.proposer.staged.text import (
     clip_data,
     ensure_output_named,
@@ -67,8 +65,6 @@ from autoenvscaling.roles.proposer.staged.text import (
 )
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
 from autoenvscaling.tasks.names import slug
-from autoenvscaling.validate.model_probes import ModelProbes
-from autoenvscaling.validate.validator import ValidationConfig
 
 STAGED_AGENT = "autoenv-proposer-staged"
 IDEA_UNPARSEABLE = "idea-unparseable"
@@ -77,46 +73,6 @@ SOLUTION_IN_INSTRUCTION = "solution-in-instruction"
 NO_SOLUTION = "no-working-solution"
 NOT_NEW = DUPLICATE_CHECK
 DEFAULT_OUTPUT = "/app/result.txt"
-
-
-class StagedLog(BaseModel):
-    """``staged.json``: what the episode decided and saw, stage by stage."""
-
-    parent: str
-    second_parent: str | None = None  # combine: the second parent's name
-    renamed: dict[str, str] = Field(default_factory=dict)  # combine: second-parent input path -> the child's
-    idea: Idea | None = None
-    output: str | None = None
-    observations: list[str] = Field(default_factory=list)
-    decisions: list[str] = Field(default_factory=list)
-    solution_attempts: int = 0
-    repairs: int = 0
-    recorded: bool = False
-    guard: str | None = None
-    guard_detail: str = ""
-    unnamed: list[str] = Field(default_factory=list)  # what the instruction left out of the script's rule
-    unread: list[str] = Field(default_factory=list)  # inputs the instruction names that the script never reads
-    self_check: list[str] = Field(default_factory=list)  # what each blind reader's script made, and the outcome
-    fixes: list[str] = Field(default_factory=list)  # the harness's rewrites of solve.sh (``fixes``): kept or not
-    cross_oracle_passed: bool | None = None
-    check_passed: bool | None = None
-    check_failed: list[str] = Field(default_factory=list)
-
-
-class StagedContext(BaseModel):
-    """Everything an episode reads besides the model and the backend."""
-
-    model_config = {"arbitrary_types_allowed": True}
-
-    domain: DomainContext
-    parent: Parent
-    second: Parent | None = None  # offered for combine (``parents.second_parent``); None: combine not offered
-    findings: list[str] = Field(default_factory=list)
-    references: list[Path] = Field(default_factory=list)  # novelty: tasks the child must not copy
-    novelty_threshold: float = 0.8
-    run_id: str | None = None
-    validation: ValidationConfig = Field(default_factory=ValidationConfig)
-    model_probes: SkipValidation[ModelProbes] = Field(default_factory=ModelProbes)  # the check's (not validated)
 
 
 class Episode:

@@ -23,10 +23,10 @@ from autoenvscaling.roles.proposer.staged.episode import (
     NOT_NEW,
     SOLUTION_IN_INSTRUCTION,
     Episode,
-    StagedContext,
 )
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Recording
+from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
     solution_in_instruction,

@@ -13,7 +13,7 @@ from autoenvscaling.llm.base import Model
 from autoenvscaling.roles.proposer.records import GenerationResult
 from autoenvscaling.roles.proposer.staged.calls import parse_json
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
-from autoenvscaling.roles.proposer.staged.episode import DEFAULT_OUTPUT, IDEA_UNPARSEABLE, Episode, StagedContext
+from autoenvscaling.roles.proposer.staged.episode import DEFAULT_OUTPUT, IDEA_UNPARSEABLE, Episode
 from autoenvscaling.roles.proposer.staged.flow import drive_episode, finish
 from autoenvscaling.roles.proposer.staged.spec import (
     COMPARE_HELP,
@@ -22,6 +22,7 @@ from autoenvscaling.roles.proposer.staged.spec import (
     Operator,
     json_format,
 )
+from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import clip_data, ensure_output_named
 from autoenvscaling.sandbox.base import SandboxBackend
 
