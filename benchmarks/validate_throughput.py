@@ -5,6 +5,10 @@ share spent per phase and our per-trial overhead (everything except the task's o
 
 ``--tasks``: only the valid examples with these dir names (default: all of them). ``overhead_share`` is the
 overhead summed over the trials divided by their summed phase time (issue 14's target: <= 25 % on small tasks).
+``machine_cpu_busy`` is the whole machine's CPU use during the run (1.0: every core busy throughout). ``--floor N``
+also times N bare container lifecycles per task (create, start, ``true``, stop) with the machine CPU each costs,
+and prints ``container_cpu_share``: the trials' bare containers' CPU (two per separate-mode trial) over the
+machine's CPU in the run. Run it on an otherwise idle machine: the CPU figures count every process.
 
 Images are built once before timing (a warm layer cache is the steady state of a flywheel).
 """
@@ -20,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.sandbox.registry import get_backend
 from autoenvscaling.tasks import load_task
 from autoenvscaling.tasks.model import find_task_dirs
@@ -104,6 +109,49 @@ def cli_baseline_trial(task_dir: Path, image: str) -> dict[str, float]:
     return t
 
 
+def cpu_busy_s() -> float:
+    """Seconds of CPU time the whole machine has spent busy (every process: the engine's daemons, runc, the
+    containers and this one), from /proc/stat; differences only mean something on an otherwise idle machine."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def container_lifecycle(
+    backend: SandboxBackend, builder: EnvironmentBuilder, task_dir: Path, n: int
+) -> dict[str, float]:
+    """One bare container of the task's image as a trial makes it: create, start (the shell included), one
+    ``true``, stop (removal). Median wall seconds of each part, and the machine's CPU seconds per container."""
+    task = load_task(task_dir)
+    image = builder.image_for(task)
+    parts: dict[str, list[float]] = {"create": [], "start": [], "exec": [], "stop": []}
+    cpu0 = cpu_busy_s()
+    for i in range(n):
+        spec = builder.spec_for(task, image, name_hint=f"floor-{i}", run_id="bench-floor", network=False)
+        t0 = time.perf_counter()
+        sb = backend.create(spec)
+        t1 = time.perf_counter()
+        try:
+            sb.start()
+            t2 = time.perf_counter()
+            sb.exec("true", timeout=30)
+            t3 = time.perf_counter()
+        finally:
+            sb.stop()
+        t4 = time.perf_counter()
+        for key, sec in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+            parts[key].append(sec)
+    out = {k: statistics.median(v) for k, v in parts.items()}
+    out["total"] = sum(out.values())
+    out["cpu"] = (cpu_busy_s() - cpu0) / n
+    return out
+
+
+def containers_per_trial(task_dir: Path) -> int:
+    config = load_task(task_dir).config
+    return 2 if config.verifier.environment_mode == "separate" and not config.is_multi_step else 1
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=3)
@@ -111,6 +159,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--baseline-tasks", type=int, default=3, help="tasks whose oracle trials also run via the CLI")
     ap.add_argument("--tasks", nargs="+", metavar="NAME", help="only these valid examples (their dir names)")
+    ap.add_argument(
+        "--floor", type=int, default=0, metavar="N", help="also time N bare container lifecycles per task (the floor)"
+    )
     args = ap.parse_args()
 
     tasks = valid_examples()
@@ -134,17 +185,30 @@ def main() -> None:
             base_over.append(sum(b.values()) - b["agent_exec"] - b["tests_exec"])
             base_tear.append(b["teardown"])
 
+    lifecycle: dict[Path, dict[str, float]] = {}
+    for t in tasks if args.floor else []:
+        lifecycle[t] = container_lifecycle(backend, builder, t, args.floor)
+    by_name = {load_task(t).name: t for t in tasks}
+
     rows: dict[int, dict[str, float]] = {}
     for n in args.concurrency:
         with tempfile.TemporaryDirectory() as tmp:
             run = ValidationRun(Path(tmp) / f"c{n}", backend, ValidationConfig(repeats=args.repeats), concurrency=n)
-            start = time.perf_counter()
+            start, cpu0 = time.perf_counter(), cpu_busy_s()
             reports, _ = run.run(tasks)
-            wall = time.perf_counter() - start
+            wall, cpu = time.perf_counter() - start, cpu_busy_s() - cpu0
         bad = [r.task_name for r in reports if not r.is_valid]
         stats = trial_stats(reports)
         stats["wall_s"] = wall
         stats["not_valid"] = float(len(bad))
+        stats["machine_cpu_busy"] = cpu / (wall * (os.cpu_count() or 1))  # 1.0: every core busy the whole run
+        stats["machine_cpu_per_trial_s"] = cpu / (stats["trials"] or 1.0)
+        if lifecycle:  # the bare containers' CPU, as a share of the machine's CPU in the run
+            bare = sum(
+                containers_per_trial(by_name[r.task_name]) * lifecycle[by_name[r.task_name]]["cpu"] * len(r.trials)
+                for r in reports
+            )
+            stats["container_cpu_share"] = bare / (cpu or 1.0)
         rows[n] = stats
 
     print(f"{len(tasks)} valid examples, K={args.repeats} + nop ({(args.repeats + 1) * len(tasks)} trials per run)")
@@ -163,6 +227,12 @@ def main() -> None:
             f"ours/baseline overhead = {ours / statistics.median(base_over):.2f}"
         )
         rows[0] = {"overhead_median_s": statistics.median(base_over), "teardown_median_s": statistics.median(base_tear)}
+    if lifecycle:
+        print(f"bare container, median of {args.floor} per task: create / start / exec true / stop = wall s; CPU s")
+        for t, v in lifecycle.items():
+            walls = " / ".join(f"{v[k]:.3f}" for k in ("create", "start", "exec", "stop"))
+            print(f"  {t.name:<22} {walls} = {v['total']:.3f}; {v['cpu']:.3f} ({containers_per_trial(t)} per trial)")
+        print("container_cpu_share: the bare containers' CPU over the machine's CPU in the run (an idle machine)")
     print("targets: overhead per trial <= 1 s, teardown <= 0.5 s")
     if args.json:
         args.json.write_text(json.dumps({str(k): v for k, v in rows.items()}, indent=2))
