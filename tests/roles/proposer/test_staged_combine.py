@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
 from combine_parents import make_parent
 
 from autoenvscaling.llm.base import Message, ModelResponse, Sampling, ToolSpec
@@ -259,3 +260,26 @@ def test_a_comparison_word_the_parent_also_uses_does_not_keep_it(tmp_path: Path)
                   first, second)  # fmt: skip
     assert ep.ask_idea()
     assert ep.ctx.parent.name == "log-error-summary"
+
+
+@pytest.mark.parametrize(
+    ("change", "parent"),
+    [
+        # a recorded demo run: the log paths (and their digits, "app", "1", "2") kept it on the permission task
+        (
+            "Select only the first line of each status code from /app/logs/access.log, /app/logs/access.log.1, "
+            "and /app/logs/access.log.2.gz.",
+            "log-error-summary",
+        ),
+        ("List the world-writable files under /srv/data owned by alice.", "audit-file-permissions"),
+        # paths both tasks show (or neither) leave it to the other words
+        ("Write the count of lines to /app/count.txt", "audit-file-permissions"),
+    ],
+)
+def test_the_paths_an_idea_names_decide_which_task_it_is_about(tmp_path: Path, change: str, parent: str) -> None:
+    examples = Path(__file__).resolve().parents[3] / "examples" / "terminal"
+    first, second = _parent(examples / "audit-file-permissions"), _parent(examples / "log-error-summary")
+    ep = _episode(tmp_path, SchemaModel([json.dumps({**COMBINE_IDEA, "operator": "filter", "change": change})]),
+                  first, second)  # fmt: skip
+    assert ep.ask_idea()
+    assert ep.ctx.parent.name == parent

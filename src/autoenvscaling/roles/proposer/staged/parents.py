@@ -46,6 +46,7 @@ class Parent(BaseModel):
 
 
 _WORD = re.compile(r"[a-z0-9_]+")
+_ABS_PATH = re.compile(r"(?<![\w.])/(?:[\w.-]+/)*[\w.-]*\w")
 # Words of an idea that say nothing about which task it changes.
 _IDEA_FILLER = frozenset(
     "the and for with that this from into each every line lines file files output input write print count "
@@ -56,11 +57,15 @@ _IDEA_FILLER = frozenset(
 )
 
 
+def _shown(parent: Parent) -> str:
+    """What the prompt showed of ``parent``: instruction, input paths and heads, solve.sh, the Dockerfile."""
+    return " ".join([parent.instruction, parent.solve_sh, parent.dockerfile, *parent.inputs, *parent.inputs.values()])
+
+
 def idea_affinity(change: str, parent: Parent) -> int:
     """How many distinct words of an idea's one-sentence ``change`` occur in what the prompt showed of ``parent``
     (instruction, input heads, solve.sh, the Dockerfile where shown): which of two tasks the idea is about."""
-    shown = " ".join([parent.instruction, parent.solve_sh, parent.dockerfile, *parent.inputs.values()]).lower()
-    known = set(_WORD.findall(shown))
+    known = set(_WORD.findall(_shown(parent).lower()))
     words = {w for w in _WORD.findall(change.lower()) if (len(w) >= 3 or w.isdigit()) and w not in _IDEA_FILLER}
     return len(words & known)
 
@@ -69,11 +74,19 @@ def about_second(change: str, parent: Parent, second: Parent) -> bool:
     """Whether an idea (not ``combine``) is about the second task rather than its parent.
 
     A small model often describes a change of the task it read last (the second one, shown only for combine)
-    and names another operator. Where the idea shares no word with the parent and several with the second task
-    (or one, when the parent has no input file and the second has), it is about the second; a closer call keeps
-    the parent."""
+    and names another operator. Paths decide first: an idea naming paths that only the second task shows is
+    about the second, one naming paths only the parent shows is about the parent. Else, by the other words:
+    where the idea shares none with the parent and several with the second task (or one, when the parent has no
+    input file and the second has), it is about the second; a closer call keeps the parent."""
+    paths = set(_ABS_PATH.findall(change))
+    first_text, second_text = _shown(parent), _shown(second)
+    in_first = {p for p in paths if p in first_text}
+    in_second = {p for p in paths if p in second_text}
+    if in_first != in_second:
+        return not in_first
+    words = _ABS_PATH.sub(" ", change)  # a path's parts (app, log, 1) say little once the paths did not decide
     needed = 1 if second.data and not parent.data else 2
-    return idea_affinity(change, parent) == 0 and idea_affinity(change, second) >= needed
+    return idea_affinity(words, parent) == 0 and idea_affinity(words, second) >= needed
 
 
 def head(text: str) -> str:
