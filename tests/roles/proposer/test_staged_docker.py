@@ -234,8 +234,8 @@ def test_when_no_reader_makes_the_recorded_output_their_agreed_script_becomes_th
 ) -> None:
     broad = "```bash\nawk '$4 >= 400' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 3, not 2
     failing = "```bash\nexit 3\n```"
-    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, broad, failing, broad]
-    record, _ = _run(tmp_path, backend, replies, staged={"self_check": 3}, reproduce_attempts=0)
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, broad, failing, broad]  # reader 3: the call to spare
+    record, _ = _run(tmp_path, backend, replies, staged={"self_check": 2}, reproduce_attempts=0)
     assert record.verdict == "valid", record
     log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
     assert log["self_check"][0] == "reader 1: a different output (1 lines, recorded 1)"
@@ -252,14 +252,16 @@ def test_failing_or_lone_readers_leave_the_solution_and_the_one_shot_baseline_ha
     tmp_path: Path, backend: DockerBackend
 ) -> None:
     broad = "```bash\nawk '$4 >= 400' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 3, not 2
-    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, "```bash\nexit 3\n```", broad]
+    # The first reader's script fails, so a third is asked (one call to spare); it fails too.
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, "```bash\nexit 3\n```", broad, "```bash\nexit 4\n```"]
     record, model = _run(tmp_path, backend, replies, staged={"self_check": 2}, reproduce_attempts=0)
     assert record.verdict == "valid", record
     log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
     assert log["self_check"][0].startswith("reader 1: solution-failed")
+    assert log["self_check"][2].startswith("reader 3: solution-failed")
     # one clean reader that differs is no reason to change the solution
-    assert log["self_check"][1:] == ["reader 2: a different output (1 lines, recorded 1)",
-                                     "no two readers agree: the solution stands"]  # fmt: skip
+    assert log["self_check"][1::2] == ["reader 2: a different output (1 lines, recorded 1)",
+                                       "no two readers agree: the solution stands"]  # fmt: skip
     cand = Path(record.candidate_dir or "")
     assert "grep -c ' 404$'" in (cand / "solution" / "solve.sh").read_text()
     assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"

@@ -42,10 +42,11 @@ class StagedConfig(BaseModel):
     self_check: int = Field(
         default=2,
         ge=0,
-        description="staged: after recording, up to this many scripts are written from the final instruction alone "
-        "(the proposer as a blind reader) and run; when none reproduces the recorded output and two readers' clean "
-        "scripts agree on another, theirs becomes the solution and is recorded again (0: off; 1: a check without "
-        "repair; the one-shot baseline never does this)",
+        description="staged: after recording, scripts are written from the final instruction alone (the proposer "
+        "as a blind reader) and run, until one reproduces the recorded output, two agree on another, or this many "
+        "ran cleanly (one more call when a reader's script fails); when two clean readers agree on another output, "
+        "their script becomes the solution and is recorded again (0: off; 1: a check without repair; the one-shot "
+        "baseline never does this)",
     )
     shell_fixes: bool = Field(
         default=True,

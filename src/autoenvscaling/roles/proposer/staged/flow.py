@@ -181,38 +181,44 @@ def _completed(ep: Episode, recording: Recording) -> str:
 def read_back(ep: Episode, recording: Recording, readers: int) -> str | None:
     """The blind self-check: scripts written from the final instruction alone run in the draft's image.
 
-    Returns None when a reader's output matches the recorded one, or when no two readers that ran cleanly agree
-    with each other; else the script of the first of two such readers. One reader alone is not enough: in yield
-    series v11 a lone reader's reordered copy of a filter's output replaced a solution that kept the input's
-    order, as its instruction said.
+    Up to ``readers`` readers whose scripts run cleanly are asked for, with one call to spare for a reader whose
+    script failed (in a recorded demo run the one clean reader of two differed from a wrong solution, and a lone
+    reader decides nothing). Returns None when a reader's output matches the recorded one, or when no two clean
+    readers agree with each other; else the script of the first of two such readers. One reader alone is not
+    enough: in yield series v11 a lone reader's reordered copy of a filter's output replaced a solution that kept
+    the input's order, as its instruction said.
     """
     want = recording.outputs.get(ep.output) or ""
     clean: list[tuple[str, str]] = []  # (script, output) of readers that ran cleanly
-    for i in range(1, readers + 1):
+    asked = 0
+    while asked < readers + 1 and len(clean) < readers:
+        asked += 1
         try:
             script = ep.ask_reader()
         except BudgetSpent as e:  # the recorded task stands; the budget ends only the self-check
-            ep.log.self_check.append(f"reader {i}: not asked ({e.reason})")
+            ep.log.self_check.append(f"reader {asked}: not asked ({e.reason})")
             break
         assert ep.last_draft is not None  # the recorded draft: the reader runs in the image the solver gets
         run = ep.runner.run(ep.last_draft, script, [ep.output])
         problem = rec.mechanical_problem(run, ep.inputs, script)
         got = run.outputs.get(ep.output)
         if problem is None and got is not None and matches(got, want, ep.compare):
-            ep.log.self_check.append(f"reader {i}: same output")
-            ep.caller.note("self-check", f"reader {i} (a script from the instruction alone): the same output")
+            ep.log.self_check.append(f"reader {asked}: same output")
+            ep.caller.note("self-check", f"reader {asked} (a script from the instruction alone): the same output")
             return None
         if problem is not None:
             seen = f"{problem[0]}: {problem[1]}"[:200]
         else:
             seen = f"a different output ({len((got or '').splitlines())} lines, recorded {len(want.splitlines())})"
+        ep.log.self_check.append(f"reader {asked}: {seen}")
+        ep.caller.note("self-check", f"reader {asked} (a script from the instruction alone): {seen}")
+        if problem is None:
+            if any(matches(out, got or "", ep.compare) for _, out in clean):
+                return next(s for s, out in clean if matches(out, got or "", ep.compare))
             clean.append((script, got or ""))
-        ep.log.self_check.append(f"reader {i}: {seen}")
-        ep.caller.note("self-check", f"reader {i} (a script from the instruction alone): {seen}")
-    agreeing = [s for s, out in clean if sum(matches(o, out, ep.compare) for _, o in clean) > 1]
-    if clean and not agreeing:
+    if clean:
         ep.log.self_check.append("no two readers agree: the solution stands")
-    return agreeing[0] if agreeing else None
+    return None
 
 
 def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check: bool, readers: int = 0) -> None:
