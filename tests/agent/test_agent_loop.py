@@ -10,7 +10,16 @@ import pytest
 
 from autoenvscaling.agent import Agent, AgentConfig, TrajectoryRecorder, read_trajectory
 from autoenvscaling.agent.loop import truncate_output
-from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolCall, ToolSpec, Usage
+from autoenvscaling.llm.base import (
+    Message,
+    ModelError,
+    ModelResponse,
+    Sampling,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    seconds_left,
+)
 from autoenvscaling.llm.scripted import ScriptedError, ScriptedModel
 from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxError
 from autoenvscaling.sandbox.fake import FakeBackend, FakeCall, FakeSandbox
@@ -418,3 +427,23 @@ def test_outputs_before_submit_ignores_url_paths_and_checks_declared_outputs(san
     assert "the task names /app/ok.txt, which" in model.calls[1][-1].content
     agent, model = make_agent(["submit"], sandbox, outputs_before_submit=1, min_commands_before_submit=0)
     assert agent.run("Fetch /index.html from the server.").turns == 1  # no output to wait for
+
+
+@pytest.mark.parametrize("max_wall_sec", [100.0, None])
+def test_each_model_call_knows_how_long_the_run_has_left(sandbox: Sandbox, max_wall_sec: float | None) -> None:
+    """A local model that can stop generating early (the ``hf:`` solver) reads the run's deadline: a CPU
+    generation outlived a task's agent timeout, and the trial became an error instead of a graded attempt."""
+    left: list[float | None] = []
+
+    def answer(messages: list[Message]) -> str:
+        left.append(seconds_left())
+        return bash("echo a") if len(left) == 1 else "submit"
+
+    agent = Agent(ScriptedModel(responder=answer), sandbox, AgentConfig(max_wall_sec=max_wall_sec))
+    agent.run("task")
+    assert len(left) == 2 and seconds_left() is None  # the deadline holds for the calls only
+    if max_wall_sec is None:
+        assert left == [None, None]
+    else:
+        first, second = left
+        assert first is not None and second is not None and 0 < second <= first <= max_wall_sec

@@ -39,7 +39,7 @@ from autoenvscaling.agent.trajectory import (
     metrics_from_response,
 )
 from autoenvscaling.agent.trajectory import ToolCall as AtifToolCall
-from autoenvscaling.llm.base import Message, Model, ModelResponse, Sampling, Usage
+from autoenvscaling.llm.base import Message, Model, ModelResponse, Sampling, Usage, generation_deadline
 from autoenvscaling.sandbox.base import ExecResult, Sandbox, SandboxError
 from autoenvscaling.stopping import check_stop
 
@@ -209,9 +209,12 @@ class Agent:
         sampling, self._sampling = self._sampling, None
         if self.config.stop_after_block and self.config.action_format == "bash_block":
             sampling = stop_at_block_end(sampling)
-        response = self.model.complete(
-            self.messages, tools=self._tools, response_format=self._response_format, sampling=sampling
-        )
+        c = self.config
+        deadline = None if c.max_wall_sec is None else self._started + c.max_wall_sec
+        with generation_deadline(deadline):  # a slow local generation may not outlive the run's wall budget
+            response = self.model.complete(
+                self.messages, tools=self._tools, response_format=self._response_format, sampling=sampling
+            )
         response = close_open_block(response, sampling)
         self.usage = self.usage + response.usage
         self.messages.append(

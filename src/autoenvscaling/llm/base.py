@@ -3,6 +3,10 @@ scripted fake). One call = one chat completion; the agent loop owns the history.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -105,3 +109,24 @@ class Model(Protocol):
         response_format: dict[str, Any] | None = None,
         sampling: Sampling | None = None,
     ) -> ModelResponse: ...
+
+
+_DEADLINE: ContextVar[float | None] = ContextVar("autoenv_generation_deadline", default=None)
+
+
+@contextmanager
+def generation_deadline(deadline: float | None) -> Iterator[None]:
+    """Model calls made inside (in this thread) should end by ``deadline`` (a ``time.monotonic()`` value; None: no
+    deadline). A model that can stop generating early returns what it has by then (``HfModel``: transformers'
+    ``max_time``); the caller's own limits then end its run as they would after any call."""
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def seconds_left() -> float | None:
+    """Seconds until the innermost ``generation_deadline`` of this thread (negative once past), or None."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else deadline - time.monotonic()

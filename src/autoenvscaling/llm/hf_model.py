@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenvscaling.errors import UserInputError
-from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolSpec
+from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolSpec, seconds_left
 from autoenvscaling.llm.openai_parse import parse_completion, to_wire_tools
 from autoenvscaling.stopping import check_stop
 
@@ -68,6 +68,9 @@ def resolve_hf_path(path: Path) -> tuple[str, str | None]:
     if path.is_dir() or path.suffix == ".gguf":
         return str(path), None
     raise UserInputError(f"hf:{path}: expected a LoRA adapter dir, a model dir or a .gguf file")
+
+
+_MIN_GENERATION_SEC = 0.1  # past its deadline, a call still gets this long (its caller's limits end the run next)
 
 
 class HfWeights:
@@ -124,6 +127,8 @@ class HfModel:
                 add_generation_prompt=True, return_dict=True, return_tensors="pt",
             )  # fmt: skip
             with self.weights.lock, torch.no_grad():
+                if (left := seconds_left()) is not None:  # the caller's time runs out: stop with what there is
+                    gen["max_time"] = max(_MIN_GENERATION_SEC, left)
                 out = model.generate(**enc, **gen, pad_token_id=tokenizer.pad_token_id)
         except (RuntimeError, ValueError) as e:
             raise ModelError(f"{self._name}: generation failed: {e}") from None
