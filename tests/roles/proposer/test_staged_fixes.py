@@ -89,10 +89,12 @@ def test_a_fix_is_tried_only_for_the_failure_it_explains() -> None:
     assert fix is not None and fix.name == "grep-h" and "grep -h -E" in fix.script
     both = shell_fix(f"grep a {FILES} > /app/r", prefix, _run(), LOGS)
     assert both is not None and both.name == "gz+grep-h" and both.script == f"zgrep -h a {FILES} > /app/r"
-    # grep said it skipped the compressed file: the run passed every guard, its output still lacks those lines
+    # A run that passed every guard while grep skipped the compressed file (said or not): its output lacks
+    # those lines, though the instruction will name the file.
     said = _run("grep: /app/logs/access.log.2.gz: binary file matches")
-    skipped = shell_fix(f"grep a {FILES} > /app/r", None, said, LOGS)
-    assert skipped is not None and skipped.name == "gz"
+    for run in (said, _run()):
+        skipped = shell_fix(f"grep 'PUT' {FILES} | awk '{{print $NF}}' > /app/r", None, run, LOGS)
+        assert skipped is not None and skipped.name == "gz" and skipped.script.startswith("zgrep 'PUT'")
     typo = "grep x /app/logs/access.log.2gz > /app/r"
     missing = _run("grep: /app/logs/access.log.2gz: No such file or directory", exit_code=2)
     path = shell_fix(typo, (rec.SOLUTION_FAILED, "..."), missing, LOGS)

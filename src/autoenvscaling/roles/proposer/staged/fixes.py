@@ -1,14 +1,15 @@
 """Mechanical repairs of a solve.sh for shell pitfalls that a small model repeats even after it is told of them.
 
-When a run of the model's script fails a guard that one of these pitfalls explains, the harness rewrites the
-script and runs the rewrite in a fresh container; the rewrite is kept only when it passes every guard (the
-caller decides), and the trajectory says what was changed. No model call is spent. The pitfalls (7 of the 28
-staged episodes of yield series v10 and v11's first 8 ended on one of them):
+When a run of the model's script fails a guard that one of these pitfalls explains (or reads a .gz input as
+text, failed or not), the harness rewrites the script and runs the rewrite in a fresh container; the rewrite is
+kept only when it passes every guard (the caller decides), and the trajectory says what was changed. No model
+call is spent. The pitfalls (7 of the 28 staged episodes of yield series v10 and v11's first 8 ended on one):
 
 - ``grep-h``  grep that reads several files prefixes every line with the file's name (``output-file-prefix``):
   ``grep -h``.
-- ``gz``      a compressed input read as text (binary bytes in the output, grep's "binary file matches", an
-  empty output): grep becomes ``zgrep``, cat ``zcat -f``, a text tool (awk, sed, sort, ...) reads ``<(zcat -f FILE)``.
+- ``gz``      a compressed input read as text (binary bytes in the output, an empty output, or no failure at all:
+  grep skips such a file): grep becomes ``zgrep``, cat ``zcat -f``, a text tool (awk, sed, sort, ...) reads
+  ``<(zcat -f FILE)``.
 - ``path``    the script reads an input path that does not exist, and one input's path is a near miss of it,
   clearly nearer than any other input's (``access.log.2gz`` for ``access.log.2.gz``): the input's path.
 """
@@ -133,13 +134,14 @@ def _reads_gz_as_text(script: str) -> bool:
 
 
 def shell_fix(script: str, problem: tuple[str, str] | None, run: rec.SolutionRun, inputs: list[str]) -> ShellFix | None:
-    """The rewrite of ``script`` that the failed run (``problem``: its first failed guard) calls for, or None.
+    """The rewrite of ``script`` that the run (``problem``: its first failed guard, or None) calls for, or None.
 
-    A run with no failed guard is repaired only when grep said that it skipped a binary file (the output then
-    lacks a compressed input's lines).
+    A run with no failed guard is repaired only when the script reads a .gz input as text: grep skips the
+    compressed file (saying "binary file matches" only when its bytes happen to match), and the output lacks its
+    lines though the instruction will name it (yield series v12: ``grep 'PUT ...' a b c.gz | awk ...``).
     """
-    skipped = "binary file matches" in run.stderr_tail
-    if problem is None and not skipped:
+    gz = _reads_gz_as_text(script)
+    if problem is None and not gz:
         return None
     check = problem[0] if problem else ""
     names: list[str] = []
@@ -150,7 +152,7 @@ def shell_fix(script: str, problem: tuple[str, str] | None, run: rec.SolutionRun
         if replaced:
             names.append("path")
             details += [f"{a} -> {b}" for a, b in replaced.items()]
-    if (skipped or check in _GZ_SIGNS) and _reads_gz_as_text(fixed):
+    if (problem is None or check in _GZ_SIGNS) and _reads_gz_as_text(fixed):
         fixed = gz_as_text(fixed)
         names.append("gz")
         details.append("a .gz input read as text is decompressed (zgrep, zcat -f)")
