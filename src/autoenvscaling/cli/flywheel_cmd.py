@@ -99,13 +99,24 @@ def new_environments(fw: Flywheel) -> list[str]:
         with Pool.open(pool_dir, dedup=fw.config.dedup) as pool:
             for c in out.calibrations:
                 entry = pool.get(c.env_id)
-                first = next((ln.strip() for ln in entry.instruction.splitlines() if ln.strip()), "")
+                first = headline(entry.instruction)
                 rate = "-" if c.pass_rate is None else f"{c.pass_rate:.2f}"
                 lines.append(
                     f"round {n}: [bold]{c.status or 'error'}[/] {c.env_id} (solver pass rate {rate}): "
                     f"{first[:100]}\n    files: {entry.path}"
                 )
     return lines
+
+
+def headline(instruction: str) -> str:
+    """The instruction's first sentence-like line: markdown marks stripped, headings (``**Input file:**``) and lines
+    of fewer than 4 words skipped; else its first non-blank line."""
+    lines = [ln.strip() for ln in instruction.splitlines() if ln.strip()]
+    for line in lines:
+        text = line.lstrip("#*->` ").replace("**", "").strip()
+        if len(text.split()) >= 4 and not text.endswith(":"):
+            return text
+    return lines[0] if lines else ""
 
 
 def _drive(fw: Flywheel) -> None:
