@@ -10,6 +10,7 @@ import pytest
 from flywheel_helpers import EXAMPLES
 
 from autoenvscaling.flywheel.config import load_config
+from autoenvscaling.flywheel.context import NullEvents
 from autoenvscaling.flywheel.records import ValidateOutput
 from autoenvscaling.flywheel.rounds import Flywheel
 from autoenvscaling.pool import Pool
@@ -48,6 +49,19 @@ RULES = [
 ]
 
 
+class _Notes(NullEvents):
+    """The progress notes of each stage, as the CLI's progress display gets them."""
+
+    def __init__(self) -> None:
+        self.notes: list[tuple[str, str]] = []
+
+    def advance(self, round_: int, stage: str, note: str = "") -> None:
+        self.notes.append((stage, note))
+
+    def of(self, stage: str) -> list[str]:
+        return [n for s, n in self.notes if s == stage]
+
+
 def test_a_staged_round_accepts_a_reproduced_environment(tmp_path: Path) -> None:
     script = tmp_path / "rules.json"
     script.write_text(json.dumps({"rules": RULES, "default": ["```bash\nls\n```", "submit"]}))
@@ -63,6 +77,8 @@ def test_a_staged_round_accepts_a_reproduced_environment(tmp_path: Path) -> None
         ],
     )
     fw = Flywheel.create(cfg, tmp_path / "flywheel-staged")
+    notes = _Notes()
+    fw.events = notes
     (metrics,) = fw.run()
     assert containers_of(fw.paths.run_id) == []
 
@@ -77,3 +93,5 @@ def test_a_staged_round_accepts_a_reproduced_environment(tmp_path: Path) -> None
         assert (entry.path / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"
         toml = (entry.path / "task.toml").read_text()
         assert 'parent = "worked-example"' in toml and 'operator = "filter"' in toml
+    # The dedup stage's progress line says with which status the candidate entered the pool.
+    assert notes.of("dedup") == ["terminal/staged-000: added as valid"]  # calibration then made it too-easy

@@ -111,9 +111,10 @@ def run_dedup(ctx: RoundContext, validated: ValidateOutput, digest: DigestOutput
             done[key] = add
             checkpoint("item")
         a = done[key]
-        ctx.events.advance(
-            ctx.n, "dedup", f"{key}: {a.outcome or 'no candidate'}" + (f" ({a.error})" if a.error else "")
-        )
+        said: str = a.outcome or "no candidate"
+        if a.outcome == "added" and a.status:  # an invalid candidate is kept too (dedup of later ones), as such
+            said = f"added as {a.status}"
+        ctx.events.advance(ctx.n, "dedup", f"{key}: {said}" + (f" ({a.error})" if a.error else ""))
     return DedupOutput(round=ctx.n, stage="dedup", adds=[done[f"{r.domain}/{r.id}"] for r in validated.records])
 
 
