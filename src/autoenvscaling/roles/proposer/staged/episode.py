@@ -7,8 +7,8 @@ Stages (every model call a short fresh prompt and an ATIF step; every harness ru
                  parents' input files, see ``combine``)
     data         lines added to the main input file, when the idea asks for them
     instruction  plain text
-    solution     a bash block; the harness runs it in the draft's image (observe; a failure that a known shell
-                 pitfall explains is rewritten and run again, see ``fixes``) ...
+    solution     a bash block; the harness runs it in the draft's image (observe; a script with a known shell
+                 pitfall, such as a .gz input read as text, is rewritten and run again, see ``fixes``) ...
     decide       ... and the model judges the output (ok | fix_solution | fix_data | fix_instruction)
     record       the solution runs twice in fresh containers; guards; the outputs become the tests' answers
     novelty      the parent's solution (both parents' for combine) must fail the child (cross-oracle);
@@ -328,8 +328,9 @@ class Episode:
         return fixed or (text, problem)
 
     def fixed(self, run: rec.SolutionRun, problem: tuple[str, str] | None) -> tuple[str, None] | None:
-        """When a known shell pitfall explains the run's failure (``fixes``), the rewritten script runs in the same
-        image; it replaces the model's when it passes every guard. Returns its observation, or None."""
+        """When a known shell pitfall explains the run's failure, or the script reads a .gz input as text
+        (``fixes``), the rewritten script runs in the same image; it replaces the model's when it passes every
+        guard. Returns its observation, or None."""
         fix = shell_fix(self.files.solve_sh, problem, run, list(self.inputs))
         if fix is None or self.last_draft is None:
             return None
