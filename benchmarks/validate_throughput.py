@@ -10,6 +10,13 @@ also times N bare container lifecycles per task (create, start, ``true``, stop) 
 and prints ``container_cpu_share``: the trials' bare containers' CPU (two per separate-mode trial) over the
 machine's CPU in the run. Run it on an otherwise idle machine: the CPU figures count every process.
 
+``--harbor BIN`` also runs Harbor itself on the same tasks at each concurrency, in the same run (issue 14's
+baseline): ``harbor run -a oracle -k K`` and ``harbor run -a nop`` over a dataset dir holding copies of the tasks,
+``-n`` set to the concurrency. It prints Harbor's wall against ours (``harbor_ratio``: the small-task target is
+>= 6x) and whether Harbor's rewards give each task the verdict ours does. BIN is the ``harbor`` of a Python >= 3.12
+venv (``scripts/harbor_side_venv.sh`` makes one, outside this checkout, with the Docker Compose v2 plugin that
+Harbor's docker environment needs; set ``DOCKER_CONFIG`` to the folder it prints).
+
 Images are built once before timing (a warm layer cache is the steady state of a flywheel).
 """
 
@@ -18,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -152,6 +160,70 @@ def containers_per_trial(task_dir: Path) -> int:
     return 2 if config.verifier.environment_mode == "separate" and not config.is_multi_step else 1
 
 
+def harbor_rewards(jobs_dir: Path) -> dict[str, list[float | None]]:
+    """Each task's rewards (by task dir name) over the trials of the Harbor jobs under ``jobs_dir``
+    (None: the trial has no reward, an error)."""
+    out: dict[str, list[float | None]] = {}
+    for result in sorted(jobs_dir.glob("*/*/result.json")):
+        data = json.loads(result.read_text())
+        task_path = ((data.get("config") or {}).get("task") or {}).get("path")
+        if not task_path:
+            continue
+        rewards = (data.get("verifier_result") or {}).get("rewards") or {}
+        out.setdefault(Path(task_path).name, []).append(rewards.get("reward"))
+    return out
+
+
+def _harbor_images() -> set[str]:
+    """The images Harbor's docker environment builds (``hb__<task>``), by id."""
+    out = subprocess.run(
+        ["docker", "images", "-q", "--filter", "reference=hb__*"], capture_output=True, text=True, check=True
+    )
+    return set(out.stdout.split())
+
+
+def harbor_validation(harbor: str, tasks: list[Path], repeats: int, concurrency: int) -> dict[str, object]:
+    """Harbor's oracle (``repeats`` attempts per task) and nop runs over copies of ``tasks``, ``concurrency``
+    trials at a time: the wall of the two ``harbor run`` commands and the verdict each task gets from them.
+
+    Both sides start from built images: an untimed nop run builds Harbor's first, and ``--no-delete`` keeps
+    them between runs (its default, ``--delete``, removes each trial's image and the next trial builds it again
+    from the layer cache). The images it built are removed at the end."""
+    before = _harbor_images()
+    walls, rewards = {}, {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="aes-harbor-") as tmp:
+            dataset, jobs = Path(tmp) / "dataset", Path(tmp) / "jobs"
+            for t in tasks:
+                shutil.copytree(t, dataset / t.name)
+            env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+            for run, agent, attempts in (("warm", "nop", 1), ("oracle", "oracle", repeats), ("nop", "nop", 1)):
+                cmd = [harbor, "run", "-a", agent, "-p", str(dataset), "-e", "docker", "-n", str(concurrency)]
+                cmd += ["-k", str(attempts), "-o", str(jobs / run), "-y", "--no-delete"]
+                start = time.perf_counter()
+                proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
+                walls[run] = time.perf_counter() - start
+                if proc.returncode != 0:
+                    raise SystemExit(f"harbor run -a {agent} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+                rewards[run] = harbor_rewards(jobs / run)
+    finally:
+        if built := sorted(_harbor_images() - before):
+            subprocess.run(["docker", "image", "rm", "-f", *built], capture_output=True, check=False)
+    verdicts = {}
+    for t in tasks:
+        oracle, nop = rewards["oracle"].get(t.name, []), rewards["nop"].get(t.name, [])
+        if len(oracle) != repeats or len(nop) != 1 or None in oracle + nop:
+            verdicts[t.name] = "error"
+        else:
+            verdicts[t.name] = "valid" if all(r == 1.0 for r in oracle) and nop == [0.0] else "invalid"
+    return {
+        "wall_s": walls["oracle"] + walls["nop"],
+        "oracle_s": walls["oracle"],
+        "nop_s": walls["nop"],
+        "verdicts": verdicts,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=3)
@@ -162,7 +234,10 @@ def main() -> None:
     ap.add_argument(
         "--floor", type=int, default=0, metavar="N", help="also time N bare container lifecycles per task (the floor)"
     )
+    ap.add_argument("--harbor", metavar="BIN", help="also run Harbor's oracle and nop on the same tasks (its `harbor`)")
     args = ap.parse_args()
+    if args.harbor and not shutil.which(args.harbor):
+        ap.error(f"--harbor: no such executable: {args.harbor}")
 
     tasks = valid_examples()
     if args.tasks:
@@ -209,6 +284,15 @@ def main() -> None:
                 for r in reports
             )
             stats["container_cpu_share"] = bare / (cpu or 1.0)
+        if args.harbor:
+            harbor = harbor_validation(args.harbor, tasks, args.repeats, n)
+            ours = {by_name[r.task_name].name: r.verdict.value for r in reports}
+            differ = {k: (ours.get(k), v) for k, v in harbor["verdicts"].items() if ours.get(k) != v}
+            stats["harbor_wall_s"] = harbor["wall_s"]
+            stats["harbor_ratio"] = harbor["wall_s"] / wall
+            stats["harbor_verdicts_differ"] = float(len(differ))
+            for k, (o, h) in differ.items():
+                print(f"c={n}: {k}: ours {o}, Harbor {h}")
         rows[n] = stats
 
     print(f"{len(tasks)} valid examples, K={args.repeats} + nop ({(args.repeats + 1) * len(tasks)} trials per run)")
@@ -233,6 +317,8 @@ def main() -> None:
             walls = " / ".join(f"{v[k]:.3f}" for k in ("create", "start", "exec", "stop"))
             print(f"  {t.name:<22} {walls} = {v['total']:.3f}; {v['cpu']:.3f} ({containers_per_trial(t)} per trial)")
         print("container_cpu_share: the bare containers' CPU over the machine's CPU in the run (an idle machine)")
+    if args.harbor:
+        print("harbor_ratio: Harbor's wall (oracle + nop runs) over ours, same tasks and concurrency (target >= 6x)")
     print("targets: overhead per trial <= 1 s, teardown <= 0.5 s")
     if args.json:
         args.json.write_text(json.dumps({str(k): v for k, v in rows.items()}, indent=2))

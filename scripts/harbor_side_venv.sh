@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The HarborSpec side of benchmarks/train_env.py, made OUTSIDE this checkout (never a dependency of the package):
+# The Harbor side of benchmarks/train_env.py (HarborSpec) and of benchmarks/validate_throughput.py --harbor,
+# made OUTSIDE this checkout (never a dependency of the package):
 #   <parent of the checkout>/harbor-venv                    Python >= 3.12 venv: harbor, datasets, loguru, trl
 #   <parent of the checkout>/harbor-tools/docker-config     DOCKER_CONFIG holding the Docker Compose v2 plugin
 # trl is installed without its dependencies: `trl[harbor]` would pull torch through accelerate, which from PyPI
@@ -11,11 +12,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=${HARBOR_SIDE_DIR:-$(dirname "$ROOT")}
 PY=${PYTHON312:-$(command -v python3.12 || echo /root/.pyenv/versions/3.12.1/bin/python)}
 TRL_VERSION=${TRL_VERSION:-1.16.0}
+HARBOR_VERSION=${HARBOR_VERSION:-0.26.0}
 
 if [ ! -x "$DEST/harbor-venv/bin/python" ]; then
   "$PY" -m venv "$DEST/harbor-venv"
 fi
-"$DEST/harbor-venv/bin/pip" install -q harbor datasets loguru
+"$DEST/harbor-venv/bin/pip" install -q "harbor==$HARBOR_VERSION" datasets loguru
 "$DEST/harbor-venv/bin/pip" install -q --no-deps "trl==$TRL_VERSION"
 "$DEST/harbor-venv/bin/python" -c "import harbor, trl.experimental.harbor; print('harbor side venv ok')"
 
