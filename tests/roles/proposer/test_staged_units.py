@@ -133,6 +133,23 @@ def test_each_guard_names_its_check(run: SolutionRun, check: str | None) -> None
 
 
 @pytest.mark.parametrize(
+    ("text", "check"),
+    [
+        ("a 200\nb 404\nc 500\n", OUTPUT_COPIES_INPUT),  # cat log log.1
+        ("c 500\na 200\nb 404\n", OUTPUT_COPIES_INPUT),  # cat log.1 log
+        ("b 404\nc 500\n", None),  # a filter that kept the 4xx and 5xx lines
+        ("a 200\nc 500\nb 404\n", None),  # the lines reordered: not the inputs as they are
+    ],
+)
+def test_inputs_joined_as_they_are_are_a_copy(text: str, check: str | None) -> None:
+    run = _run(outputs={"/app/out.txt": text}, sizes={"/app/out.txt": len(text)})
+    problem = mechanical_problem(run, {"/app/log": "a 200\nb 404\n", "/app/log.1": "c 500\n"})
+    assert (problem[0] if problem else None) == check
+    if problem:
+        assert "joined" in problem[1]
+
+
+@pytest.mark.parametrize(
     ("text", "prefix"),
     [
         ("/app/logs/a.log:1.2.3.4 GET 500\n/app/logs/a.log.1:1.2.3.5 GET 500\n", "/app/logs/a.log"),

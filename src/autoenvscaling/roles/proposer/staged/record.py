@@ -9,7 +9,7 @@ Guards of ``record``, each with its own check id:
 - ``output-missing``       a declared output does not exist afterwards
 - ``output-empty``         a declared output is empty (or only whitespace)
 - ``output-too-large``     a declared output is larger than the cap
-- ``output-copies-input``  a declared output equals one of the input data files
+- ``output-copies-input``  a declared output equals one of the input data files, or several of them joined
 - ``output-in-image``      the output exists before the solution runs, or its content is already in the image
 - ``output-unstable``      two runs in fresh containers wrote different outputs
 - ``output-overwritten``   two commands write the output with ``>``: the second replaces the first's lines
@@ -18,6 +18,7 @@ Guards of ``record``, each with its own check id:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -185,6 +186,21 @@ def file_prefix(text: str, inputs: dict[str, str]) -> str | None:
     return found[0] if 2 * len(found) >= len(lines) else None
 
 
+def joined_inputs(text: str, inputs: dict[str, str], most: int = 5) -> list[str] | None:
+    """The input files (two or more, in the order joined) whose texts one after another are ``text``, or None:
+    a ``cat a b > out`` that the instruction calls a filter (yield series v12: "lines with status >= 400", and
+    the solution joined the two logs). Only when there are at most ``most`` inputs (the orders to try grow fast)."""
+    want = normalized(text)
+    lines = {name: normalized(data) for name, data in inputs.items() if normalized(data)}
+    if len(lines) < 2 or len(lines) > most:
+        return None
+    for k in range(2, len(lines) + 1):
+        for order in itertools.permutations(lines, k):
+            if sum(len(lines[n]) for n in order) == len(want) and [x for n in order for x in lines[n]] == want:
+                return list(order)
+    return None
+
+
 def data_free(text: str, solve_sh: str) -> bool:
     """No number of ``text`` other than 0, and every other word of it written in ``solve_sh`` itself: nothing of
     the input reached the output (a rule that matched nothing leaves ``total``, ``-`` lines or ``0`` behind)."""
@@ -228,6 +244,11 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str =
         for name, data in inputs.items():
             if normalized(text) == normalized(data):
                 return OUTPUT_COPIES_INPUT, f"{path} is a copy of the input {name}"
+        if joined := joined_inputs(text, inputs):
+            return OUTPUT_COPIES_INPUT, (
+                f"{path} is the inputs {' and '.join(joined)} joined, every line kept as it was: the rule the "
+                "instruction states removed or changed nothing; make solve.sh apply it"
+            )
         if solve_sh and data_free(text, solve_sh):
             shown = " ".join(sorted(set(re.findall(r"\w+", text)))[:5]) or text.strip()[:20]
             return OUTPUT_WITHOUT_DATA, (
