@@ -365,11 +365,29 @@ def test_the_input_hint_shows_the_first_line_of_each_input_the_script_reads() ->
     from autoenvscaling.roles.proposer.staged.text import with_input_hint
 
     inputs = {"/app/a.log": "x 1\ny 2\n", "/app/b.log": "p\nq\n", "/app/one.txt": "only\n"}
-    hinted = with_input_hint("Sum it.", inputs, "awk '{s+=$2} END {print s}' /app/a.log /app/one.txt > /app/r")
+    hinted = with_input_hint("Sum it.", inputs, "grep -v '^#' /app/a.log /app/one.txt > /app/r")
     assert hinted == "Sum it.\nA line of /app/a.log looks like: `x 1`"  # b.log is not read, one.txt has 1 line
     assert with_input_hint("Lines like x 1 are in /app/a.log.", inputs, "cat /app/a.log") == (
         "Lines like x 1 are in /app/a.log."
     )
+
+
+def test_the_input_hint_says_which_value_each_field_the_scripts_awk_reads_holds() -> None:
+    from autoenvscaling.roles.proposer.staged.text import awk_fields, with_input_hint
+
+    inputs = {"/app/a.log": "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n", "/app/b.log": "p q\nr s\n"}
+    # yield series v12 #9: told "the status code" of such a line, the blind solver compared $3 three times
+    hinted = with_input_hint("Keep the errors.", inputs, "awk '$4 >= 400' /app/a.log /app/b.log > /app/r")
+    assert hinted.splitlines()[1:] == [
+        "A line of /app/a.log looks like: `10.0.0.1 GET /index.html 200`; "
+        "split at blanks, its field 4 (the last) is `200`.",
+        "A line of /app/b.log looks like: `p q`",  # the note follows the first input's line only
+    ]
+    assert awk_fields("awk '{print $1, $NF; n += $2} END {print n}' /app/a.log") == ["1", "NF", "2"]
+    assert "field 1 is `10.0.0.1`" in with_input_hint("x", inputs, "awk '{print $1}' /app/a.log > /app/r")
+    for own_separator in ("awk -F: '{print $1}' /app/a.log", "awk 'BEGIN {FS=\",\"} {print $2}' /app/a.log"):
+        assert awk_fields(own_separator) == []
+    assert awk_fields("cut -d' ' -f1 /app/a.log; echo $1") == []  # no awk program: a shell's $1 is no field
 
 
 def test_parents_with_long_solutions_are_left_out_unless_none_would_remain() -> None:

@@ -206,10 +206,40 @@ def with_unread_note(instruction: str, unread: list[str], inputs: Iterable[str],
     return f"{instruction.rstrip()}\n{note[0].upper()}{note[1:]}"
 
 
+_AWK_PROGRAM = re.compile(r"\bawk\b([^'\n|;]*)'([^']*)'")
+_AWK_FIELD = re.compile(r"\$(\d+|NF)(?![\w(])")
+
+
+def awk_fields(solve_sh: str, most: int = 3) -> list[str]:
+    """The fields (``4``, ``NF``) that the awk programs of ``solve_sh`` read with awk's default separator (runs of
+    blanks), first use first, at most ``most``; none when a program sets its own separator (``-F``, ``FS``)."""
+    fields: list[str] = []
+    for m in _AWK_PROGRAM.finditer(solve_sh):
+        if "-F" in m.group(1) or re.search(r"\bFS\s*=", m.group(2)):
+            return []
+        fields += [f.group(1) for f in _AWK_FIELD.finditer(m.group(2)) if f.group(1) != "0"]
+    return list(dict.fromkeys(fields))[:most]
+
+
+def field_note(line: str, fields: list[str]) -> str:
+    """Which value each of ``fields`` is in ``line`` split as awk splits it: a solver told "the status code" of
+    `10.0.0.1 GET /index.html 200` reached for ``$3`` in yield series v12, where the recorded solution read ``$4``."""
+    words = line.split()
+    parts = []
+    for f in fields:
+        n = len(words) if f == "NF" else int(f)
+        if 1 <= n <= len(words):
+            last = " (the last)" if n == len(words) else ""
+            parts.append(f"field {n}{last} is `{words[n - 1]}`")
+    return f"split at blanks, its {', '.join(parts)}" if parts else ""
+
+
 def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> str:
     """The instruction plus the first line of each text input the script reads (the fields and separators a
-    solver needs to parse it), when that line is short and the instruction does not quote it already."""
+    solver needs to parse it), when that line is short and the instruction does not quote it already. After
+    the first such line, which value each field the script's awk reads holds in it (``field_note``)."""
     hints = []
+    fields = awk_fields(solve_sh)
     for path, text in inputs.items():
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if path not in solve_sh or len(lines) < 2:
@@ -217,7 +247,8 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> 
         first = lines[0].strip()
         if len(first) > 160 or "`" in first or first in instruction:
             continue
-        hints.append(f"A line of {path} looks like: `{first}`")
+        note = field_note(first, fields) if not hints else ""
+        hints.append(f"A line of {path} looks like: `{first}`" + (f"; {note}." if note else ""))
     if not hints:
         return instruction
     return instruction.rstrip() + "\n" + "\n".join(hints)
