@@ -489,6 +489,19 @@ def test_an_awk_pattern_is_no_input_path() -> None:
     assert script_references(script, "/app/errors.txt") == ["/app/logs/access.log", "/srv/data"]
 
 
+def test_a_path_inside_a_quoted_pattern_is_a_value_not_an_input() -> None:
+    from autoenvscaling.roles.proposer.staged.text import pattern_paths, unnamed_references, with_references
+
+    # yield series v12 #7: the instruction was completed with "The input is in /api/items."
+    script = "grep -E '\\[[^]]+\\] \"PUT /api/items HTTP/1.1\" 200' /app/logs/access.log > /app/result.txt"
+    assert pattern_paths(script) == {"/api/items"}
+    missing = unnamed_references("Keep the lines of /app/logs/access.log with status 200.", script, "/app/result.txt")
+    assert missing == ["/api/items"]
+    assert with_references("Keep.", missing, script) == "Keep.\nThe rule uses these values: `/api/items`."
+    assert with_references("Keep.", missing) == "Keep.\nThe input is in /api/items."  # without the script: a path
+    assert pattern_paths("cat '/app/data/a.log' \"/srv/x/\" > /app/r") == set()  # a quoted path alone is a path
+
+
 def test_inputs_the_instruction_names_but_the_script_never_reads_are_found_and_noted() -> None:
     from autoenvscaling.roles.proposer.staged.text import unread_inputs, with_unread_note
 

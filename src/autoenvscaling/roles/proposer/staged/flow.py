@@ -170,7 +170,7 @@ def _completed(ep: Episode, recording: Recording) -> str:
     if not ep.config.format_hint:
         return ep.files.instruction
     missing, unread = _imprecision(ep)
-    text = with_references(ep.files.instruction, missing)
+    text = with_references(ep.files.instruction, missing, ep.files.solve_sh)
     text = with_unread_note(text, unread, ep.inputs, ep.files.solve_sh)
     text = with_input_hint(text, ep.inputs, ep.files.solve_sh)
     recorded = recording.outputs.get(ep.output)

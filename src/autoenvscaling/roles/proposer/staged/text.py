@@ -106,7 +106,21 @@ _PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/?)+)")
 _WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
 _QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z][\w.@:-]{1,30})\1""")
 _REGEX_TAIL = re.compile(r"/\s*(?:[{'\"]|$)", re.MULTILINE)
+_QUOTED_SPAN = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _COMPARED = re.compile(r"(?:>=|<=|==|!=|(?<![-=<>])[<>](?![>&=])|-(?:gt|ge|lt|le|eq|ne))\s*(-?\d+(?:\.\d+)?)\b")
+
+
+def pattern_paths(solve_sh: str) -> set[str]:
+    """Paths written inside a longer quoted string of ``solve_sh`` (``grep '"PUT /api/items HTTP/1.1" 200'``):
+    part of a pattern the rule matches, a value, not a file the script reads (yield series v12 #7 was told
+    "The input is in /api/items.")."""
+    out = set()
+    for span in _QUOTED_SPAN.finditer(solve_sh):
+        inner = span.group(0)[1:-1]
+        for m in _PATH.finditer(inner):
+            if m.group(1).rstrip("/") != inner.strip().rstrip("/"):
+                out.add(m.group(1).rstrip("/"))
+    return out
 
 
 def script_references(solve_sh: str, output: str) -> list[str]:
@@ -157,12 +171,14 @@ def unnamed_references(instruction: str, solve_sh: str, output: str) -> list[str
     return missing
 
 
-def with_references(instruction: str, missing: list[str]) -> str:
-    """The instruction plus one sentence naming what it left out (paths as paths, values in backticks)."""
+def with_references(instruction: str, missing: list[str], solve_sh: str = "") -> str:
+    """The instruction plus one sentence naming what it left out (paths as paths, values in backticks; a path
+    inside one of ``solve_sh``'s quoted patterns is a value)."""
     if not missing:
         return instruction
-    paths = [m for m in missing if m.startswith("/")]
-    values = [m for m in missing if not m.startswith("/")]
+    in_patterns = pattern_paths(solve_sh)
+    paths = [m for m in missing if m.startswith("/") and m not in in_patterns]
+    values = [m for m in missing if m not in paths]
     parts = []
     if paths:
         parts.append(f"The input{'s are' if len(paths) > 1 else ' is'} in " + ", ".join(paths) + ".")
@@ -238,7 +254,7 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> 
     """The instruction plus the first line of each text input the script reads (the fields and separators a
     solver needs to parse it), when that line is short and the instruction does not quote it already. After
     the first such line, which value each field the script's awk reads holds in it (``field_note``)."""
-    hints = []
+    hints: list[str] = []
     fields = awk_fields(solve_sh)
     for path, text in inputs.items():
         lines = [ln for ln in text.splitlines() if ln.strip()]
