@@ -383,11 +383,15 @@ def test_the_input_hint_says_which_value_each_field_the_scripts_awk_reads_holds(
         "split at blanks, its field 4 (the last) is `200`.",
         "A line of /app/b.log looks like: `p q`",  # the note follows the first input's line only
     ]
-    assert awk_fields("awk '{print $1, $NF; n += $2} END {print n}' /app/a.log") == ["1", "NF", "2"]
+    assert awk_fields("awk '{print $1, $(NF); n += $2} END {print n}' /app/a.log", "/app/a.log") == ["1", "NF", "2"]
     assert "field 1 is `10.0.0.1`" in with_input_hint("x", inputs, "awk '{print $1}' /app/a.log > /app/r")
     for own_separator in ("awk -F: '{print $1}' /app/a.log", "awk 'BEGIN {FS=\",\"} {print $2}' /app/a.log"):
-        assert awk_fields(own_separator) == []
-    assert awk_fields("cut -d' ' -f1 /app/a.log; echo $1") == []  # no awk program: a shell's $1 is no field
+        assert awk_fields(own_separator, "/app/a.log") == []
+    assert awk_fields("cut -d' ' -f1 /app/a.log; echo $1", "/app/a.log") == []  # a shell's $1 is no field
+    # `make demo` run 5: the awks of a pipeline read grep's and uniq's lines, not the log's
+    piped = "zgrep -v 502 /app/a.log | awk '{print $(NF)}' | sort | uniq -c | awk '{print $2, $1}' > /app/r"
+    assert awk_fields(piped, "/app/a.log") == []
+    assert with_input_hint("x", inputs, piped) == "x\nA line of /app/a.log looks like: `10.0.0.1 GET /index.html 200`"
 
 
 def test_parents_with_long_solutions_are_left_out_unless_none_would_remain() -> None:

@@ -222,15 +222,19 @@ def with_unread_note(instruction: str, unread: list[str], inputs: Iterable[str],
     return f"{instruction.rstrip()}\n{note[0].upper()}{note[1:]}"
 
 
-_AWK_PROGRAM = re.compile(r"\bawk\b([^'\n|;]*)'([^']*)'")
-_AWK_FIELD = re.compile(r"\$(\d+|NF)(?![\w(])")
+_AWK_PROGRAM = re.compile(r"\bawk\b([^'\n|;]*)'([^']*)'([^|;\n]*)")
+_AWK_FIELD = re.compile(r"\$\(?(\d+|NF)\)?(?![\w(])")
 
 
-def awk_fields(solve_sh: str, most: int = 3) -> list[str]:
-    """The fields (``4``, ``NF``) that the awk programs of ``solve_sh`` read with awk's default separator (runs of
-    blanks), first use first, at most ``most``; none when a program sets its own separator (``-F``, ``FS``)."""
+def awk_fields(solve_sh: str, path: str, most: int = 3) -> list[str]:
+    """The fields (``4``, ``NF``) that the awk programs of ``solve_sh`` which read ``path`` themselves (it follows
+    the program) take with awk's default separator (runs of blanks), first use first, at most ``most``; none
+    when such a program sets its own separator (``-F``, ``FS``). An awk later in a pipeline reads another
+    command's lines, whose fields are not the input's."""
     fields: list[str] = []
     for m in _AWK_PROGRAM.finditer(solve_sh):
+        if not _names(m.group(3), path):
+            continue
         if "-F" in m.group(1) or re.search(r"\bFS\s*=", m.group(2)):
             return []
         fields += [f.group(1) for f in _AWK_FIELD.finditer(m.group(2)) if f.group(1) != "0"]
@@ -255,7 +259,6 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> 
     solver needs to parse it), when that line is short and the instruction does not quote it already. After
     the first such line, which value each field the script's awk reads holds in it (``field_note``)."""
     hints: list[str] = []
-    fields = awk_fields(solve_sh)
     for path, text in inputs.items():
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if path not in solve_sh or len(lines) < 2:
@@ -263,7 +266,7 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> 
         first = lines[0].strip()
         if len(first) > 160 or "`" in first or first in instruction:
             continue
-        note = field_note(first, fields) if not hints else ""
+        note = field_note(first, awk_fields(solve_sh, path)) if not hints else ""
         hints.append(f"A line of {path} looks like: `{first}`" + (f"; {note}." if note else ""))
     if not hints:
         return instruction
