@@ -170,6 +170,28 @@ def test_solution_first_writes_the_instruction_from_the_real_output(tmp_path: Pa
     assert (Path(record.candidate_dir or "") / "instruction.md").read_text().startswith("Count the requests")
 
 
+def test_lines_that_give_the_solution_nothing_to_select_are_asked_for_again(
+    tmp_path: Path, backend: DockerBackend
+) -> None:
+    # A recorded `make demo` run: lines added for "status greater than 500" all had status 500, and three
+    # solutions in a row wrote an empty file. Now the lines are asked for again once, and the script is kept.
+    idea = {**IDEA, "change": "Keep the requests with status greater than 500", "output_file": "/app/big.txt"}
+    idea |= {"new_data": True}
+    solve = "```bash\nawk '$4 > 500' /app/data/access.log > /app/big.txt\n```"
+    told = "Write the lines of /app/data/access.log whose status is greater than 500 to /app/big.txt, in order."
+    replies = [json.dumps(idea), "```\n10.0.0.9 GET /x 500\n```", solve, "```\n10.0.0.9 GET /x 503\n```", told, OK]
+    solver = (solve, "submit")
+    record, model = _run(tmp_path, backend, replies, solver, staged={"order": "solution_first"})
+
+    assert record.verdict == "valid", record
+    again = model.calls[3][-1].content
+    assert "Your earlier lines were:\n10.0.0.9 GET /x 500\n" in again and "/app/big.txt is empty" in again
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert log["decisions"][0] == "fix_data: output-empty" and log["solution_attempts"] == 1
+    data = (Path(record.candidate_dir or "") / "environment" / "data" / "access.log").read_text()
+    assert data.rstrip().endswith("10.0.0.9 GET /x 503") and " 500\n10.0.0.9 GET /x 500" not in data
+
+
 def test_an_instruction_that_gives_the_answer_away_is_rejected(tmp_path: Path, backend: DockerBackend) -> None:
     idea = {**IDEA, "output_file": "/app/paths.txt"}
     solve = "```bash\nprintf '10.0.0.2 GET /missing\\n10.0.0.3 GET /missing\\n' > /app/paths.txt\n```"

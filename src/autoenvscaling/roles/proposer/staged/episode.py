@@ -150,6 +150,18 @@ class Episode:
                 heads[path] = head(text)
         return heads
 
+    def added_lines(self) -> list[str]:
+        """The lines the model added to the main input so far (none before ``ask_data``)."""
+        main = self.main_input
+        parent = next((p for p in self.bases() if main in p.data), None)
+        if main is None or parent is None:
+            return []
+        now = self.files.data.get(parent.sources[main])
+        base = parent.data[main].rstrip("\n")
+        if now is None or not now.startswith(base):
+            return []
+        return [ln for ln in now[len(base) :].splitlines() if ln.strip()]
+
     def extend_input(self, lines: list[str]) -> None:
         """Append ``lines`` to the main input file (a small model's "new file" is often one line long)."""
         main = self.main_input
@@ -228,7 +240,9 @@ class Episode:
         idea = self.log.idea
         return idea is not None and self.main_input is not None and (idea.new_data or idea.operator == "edge_case")
 
-    def ask_data(self) -> None:
+    def ask_data(self, problem: str = "") -> None:
+        """New lines for the main input (they replace the ones asked before); ``problem``: what the solution
+        made of the earlier ones (an empty output: none of them is a case of the new task)."""
         name = self.main_input
         assert name is not None and self.log.idea is not None
         lo, hi = self.config.data_lines
@@ -241,6 +255,8 @@ class Episode:
             file_name=name,
             min_lines=lo,
             max_lines=hi,
+            problem=problem,
+            previous=self.added_lines(),
         )
         self.extend_input([ln for ln in clip_data(fenced_or_plain(reply)).splitlines() if ln.strip()])
 

@@ -41,6 +41,19 @@ from autoenvscaling.roles.proposer.staged.text import (
 from autoenvscaling.sandbox.base import EngineUnavailableError, SandboxBackend
 from autoenvscaling.validate.validator import TaskValidator
 
+_NOTHING_SELECTED = (rec.OUTPUT_EMPTY, rec.OUTPUT_WITHOUT_DATA)
+
+
+def redo_data(ep: Episode, problem: tuple[str, str], done: bool) -> bool:
+    """Once per episode, when the solution selected nothing from an input the model added lines to, ask for those
+    lines again (and keep the script): in a recorded `make demo` run the lines added for "status greater than
+    500" all had status 500, and three solutions in a row wrote an empty file. True when it asked."""
+    if done or problem[0] not in _NOTHING_SELECTED or not ep.wants_data():
+        return False
+    ep.log.decisions.append(f"fix_data: {problem[0]}")
+    ep.ask_data(problem[1])
+    return True
+
 
 def solve_loop(ep: Episode) -> bool:
     """Instruction first: solutions until one runs cleanly and the model calls its output ok.
@@ -51,7 +64,7 @@ def solve_loop(ep: Episode) -> bool:
     """
     ep.ask_solution()
     first_clean: DraftFiles | None = None
-    attempts = 1
+    attempts, data_redone = 1, False
     while True:
         ep.log.solution_attempts = attempts
         observation, problem = ep.observe()
@@ -75,6 +88,9 @@ def solve_loop(ep: Episode) -> bool:
                 ep.ask_solution(ep.files.solve_sh, decision.reason or "the output is not what was asked")
             continue
         ep.log.guard, ep.log.guard_detail = problem
+        if redo_data(ep, problem, data_redone):
+            data_redone = True
+            continue
         if attempts >= ep.config.solution_samples:
             if first_clean is not None:
                 ep.files = first_clean
@@ -88,13 +104,16 @@ def solution_first_loop(ep: Episode) -> bool:
     """Code first, words after: a script that runs cleanly, then the instruction that describes what it wrote
     (a coder model explains code it sees more reliably than it writes code to match vague words)."""
     ep.ask_solution_first()
-    attempts = 1
+    attempts, data_redone = 1, False
     while True:
         ep.log.solution_attempts = attempts
         observation, problem = ep.observe()
         if problem is None:
             break
         ep.log.guard, ep.log.guard_detail = problem
+        if redo_data(ep, problem, data_redone):
+            data_redone = True
+            continue
         if attempts >= ep.config.solution_samples:
             return False
         attempts += 1
