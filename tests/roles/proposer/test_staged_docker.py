@@ -15,6 +15,7 @@ from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.records import NOT_REPRODUCED, ProposalRecord
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.proposer.staged import record as rec
+from autoenvscaling.roles.proposer.staged.episode import INSTRUCTION_CONTRADICTS_OUTPUT
 from autoenvscaling.roles.proposer.staged.fixes import shell_fix
 from autoenvscaling.roles.proposer.staged.parents import load_parent, worked_example
 from autoenvscaling.roles.proposer.staged.render import write_draft
@@ -190,6 +191,29 @@ def test_lines_that_give_the_solution_nothing_to_select_are_asked_for_again(
     assert log["decisions"][0] == "fix_data: output-empty" and log["solution_attempts"] == 1
     data = (Path(record.candidate_dir or "") / "environment" / "data" / "access.log").read_text()
     assert data.rstrip().endswith("10.0.0.9 GET /x 503") and " 500\n10.0.0.9 GET /x 500" not in data
+
+
+LOGIN = {**IDEA, "change": "Keep the login requests with status less than 500", "output_file": "/app/result.txt"}
+GREP_LOGIN = "```bash\ngrep login /app/data/access.log > /app/result.txt\n```"
+SAYS_LESS = "Write the lines of /app/data/access.log with path /login and status less than 500 to /app/result.txt."
+
+
+def test_an_instruction_that_the_output_contradicts_is_described_again(tmp_path: Path, backend: DockerBackend) -> None:
+    # yield series v13 #0: the instruction said "status less than 500" of a filter that kept a 500 line
+    right = "Write the lines of /app/data/access.log whose path is /login to /app/result.txt, in input order."
+    replies = [json.dumps(LOGIN), GREP_LOGIN, SAYS_LESS, OK, right]
+    record, model = _run(tmp_path, backend, replies, (GREP_LOGIN, "submit"), staged={"order": "solution_first"})
+    assert record.verdict == "valid", record
+    again = model.calls[4][-1].content
+    assert 'Your previous instruction is wrong: the instruction says "less than 500", but the output line' in again
+    assert "`10.0.0.1 POST /login 500`" in again
+    assert (Path(record.candidate_dir or "") / "instruction.md").read_text().startswith("Write the lines")
+
+
+def test_an_instruction_the_output_still_contradicts_is_rejected(tmp_path: Path, backend: DockerBackend) -> None:
+    replies = [json.dumps(LOGIN), GREP_LOGIN, SAYS_LESS, OK, SAYS_LESS]
+    record, _ = _run(tmp_path, backend, replies, staged={"order": "solution_first"})
+    assert record.verdict == "no-candidate" and record.failed_checks == [INSTRUCTION_CONTRADICTS_OUTPUT]
 
 
 def test_an_instruction_that_gives_the_answer_away_is_rejected(tmp_path: Path, backend: DockerBackend) -> None:

@@ -506,6 +506,39 @@ def test_a_path_inside_a_quoted_pattern_is_a_value_not_an_input() -> None:
     assert pattern_paths("cat '/app/data/a.log' \"/srv/x/\" > /app/r") == set()  # a quoted path alone is a path
 
 
+LOG = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n10.0.0.3 GET /login 404\n"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # yield series v13 #0: the recorded lines of `grep 'GET /login'` held a 500
+        ("Select lines where the status code is less than 500 and the path has login.", "login 500", "less than 500"),
+        ("Keep the lines with status greater than or equal to 404.", "index 200", "greater than or equal to 404"),
+        ("Keep the lines with status >= 404 in order", "index 200", ">= 404"),
+        ("Keep the lines with status code above 399.", "missing 404\nlogin 500", None),
+        ("Keep the lines with status less than 500 and the path has login.", "GET /login", None),
+        ("Drop the lines with status less than 500.", "login 500", None),  # the complement: not read
+        ("Keep the lines with status 404 or above 499.", "index 200", None),  # an alternative: not read
+        ("Keep the requests of clients with at least 2 requests.", "index 200", None),  # a count: no such field
+    ],
+)
+def test_a_filter_whose_lines_break_the_comparison_its_instruction_states_is_found(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    from autoenvscaling.roles.proposer.staged.text import claim_violation
+
+    lines = {"login 500": "10.0.0.1 POST /login 500", "index 200": "10.0.0.1 GET /index.html 200"}
+    lines |= {"missing 404": "10.0.0.2 GET /missing 404", "GET /login": "10.0.0.3 GET /login 404"}
+    text = "\n".join(lines[k] for k in output.split("\n")) + "\n"
+    found = claim_violation(instruction, text, {"/app/data/access.log": LOG})
+    assert (found is not None) == (broken is not None), found
+    if broken:
+        assert f'says "{broken}"' in found  # type: ignore[operator]
+    # not a filter (a line no input holds): nothing is read from the instruction
+    assert claim_violation(instruction, "500 1\n", {"/app/data/access.log": LOG}) is None
+
+
 def test_inputs_the_instruction_names_but_the_script_never_reads_are_found_and_noted() -> None:
     from autoenvscaling.roles.proposer.staged.text import unread_inputs, with_unread_note
 

@@ -70,6 +70,7 @@ STAGED_AGENT = "autoenv-proposer-staged"
 IDEA_UNPARSEABLE = "idea-unparseable"
 ANSWER_IN_INSTRUCTION = "answer-in-instruction"
 SOLUTION_IN_INSTRUCTION = "solution-in-instruction"
+INSTRUCTION_CONTRADICTS_OUTPUT = "instruction-contradicts-output"
 NO_SOLUTION = "no-working-solution"
 NOT_NEW = DUPLICATE_CHECK
 DEFAULT_OUTPUT = "/app/result.txt"

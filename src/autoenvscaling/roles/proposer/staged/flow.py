@@ -19,6 +19,7 @@ from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.episode import (
     ANSWER_IN_INSTRUCTION,
     IDEA_UNPARSEABLE,
+    INSTRUCTION_CONTRADICTS_OUTPUT,
     NO_SOLUTION,
     NOT_NEW,
     SOLUTION_IN_INSTRUCTION,
@@ -29,6 +30,7 @@ from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, R
 from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
+    claim_violation,
     solution_in_instruction,
     unnamed_references,
     unread_inputs,
@@ -136,17 +138,27 @@ def _imprecision(ep: Episode) -> tuple[list[str], list[str]]:
     )
 
 
+def _contradiction(ep: Episode) -> str | None:
+    """The comparison the instruction states that the last run's output breaks (``claim_violation``), or None."""
+    output = ep.last_run.outputs.get(ep.output) if ep.last_run else None
+    return claim_violation(ep.files.instruction, output or "", ep.inputs)
+
+
 def precision_repair(ep: Episode) -> None:
-    """When the instruction leaves out a path, a word or a threshold the solution relies on, or names an input
-    the solution never reads, the model rewrites it once, told what is wrong (``finish`` adds a sentence for
-    whatever is still wrong after that)."""
+    """When the instruction leaves out a path, a word or a threshold the solution relies on, names an input
+    the solution never reads, or states a comparison the output breaks, the model rewrites it once, told what is
+    wrong (``finish`` adds a sentence for whatever is still left out after that, and rejects a contradiction)."""
     missing, unread = _imprecision(ep)
     ep.log.unnamed, ep.log.unread = missing, unread
-    if not (missing or unread) or not ep.config.precision_repair or ep.config.order != "solution_first":
+    contradiction = _contradiction(ep)
+    if not (missing or unread or contradiction) or not ep.config.precision_repair:
         return
-    if ep.last_run is None or ep.caller.calls >= ep.caller.max_calls:
+    if ep.config.order != "solution_first" or ep.last_run is None or ep.caller.calls >= ep.caller.max_calls:
         return
     problems = []
+    if contradiction:
+        problems.append(f"Your previous instruction is wrong: {contradiction}. Say what the script does.")
+        ep.caller.note("precision", contradiction)
     if missing:
         problems.append("Your previous instruction did not mention " + ", ".join(missing) + ".")
         ep.caller.note("precision", "the instruction does not mention: " + ", ".join(missing))
@@ -158,7 +170,8 @@ def precision_repair(ep: Episode) -> None:
     before = ep.files.instruction
     ep.ask_describe(problem=" ".join(problems))
     after_missing, after_unread = _imprecision(ep)
-    if len(after_missing) + len(after_unread) > len(missing) + len(unread):
+    lost = len(after_missing) + len(after_unread) - len(missing) - len(unread)
+    if lost + (_contradiction(ep) is not None) > (contradiction is not None):
         ep.files.instruction = before  # the rewrite lost more than it gained
     ep.log.repairs += 1
 
@@ -177,6 +190,8 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
         failure = (ANSWER_IN_INSTRUCTION, leak)
     elif given := solution_in_instruction(ep.files.instruction, ep.files.solve_sh):
         failure = (SOLUTION_IN_INSTRUCTION, given)
+    elif broken := claim_violation(ep.files.instruction, recording.outputs.get(ep.output) or "", ep.inputs):
+        failure = (INSTRUCTION_CONTRADICTS_OUTPUT, broken)
     if failure is None:
         return recording, expectations
     ep.log.guard, ep.log.guard_detail = failure
