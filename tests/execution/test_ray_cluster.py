@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -24,6 +25,7 @@ import pytest
 
 from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.execution.executors import ExecutorConfig, LocalExecutor
+from autoenvscaling.execution.portable import SCRATCH_PREFIX, process_alive
 from autoenvscaling.execution.ray_executor import RayExecutor
 from autoenvscaling.flywheel.solving import solve_tasks
 from autoenvscaling.llm.config import parse_model_arg
@@ -222,6 +224,10 @@ def test_a_trial_whose_retries_run_out_is_its_error_and_the_run_goes_on(
     assert [(s.task_name, s.errors, s.pass_at_1) for s in summaries] == [
         ("a", 0, 1.0), ("kills-its-worker", 2, None), ("b", 0, 1.0)
     ]  # fmt: skip
+    # The killed workers could not remove their scratch dirs; the next task or the executor's close does.
+    executor.close()
+    scratch = Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*/in/kills-its-worker")
+    assert [d.parent.parent for d in scratch if not process_alive(int(d.parent.parent.name.split("-")[2]))] == []
 
 
 @pytest.mark.parametrize("per_task", [None, 2], ids=["a-task-per-trial", "two-trials-per-task"])

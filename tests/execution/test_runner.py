@@ -287,6 +287,23 @@ def test_portable_work_runs_in_scratch_and_the_driver_lands_the_output(tmp_path:
     assert (out_dir / "nested" / "out.txt").read_text() == "HELLO!"
 
 
+def test_scratch_dirs_of_workers_that_died_are_swept(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from autoenvscaling.execution.portable import SCRATCH_PREFIX, sweep_scratch
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f"{SCRATCH_PREFIX}{int(dead.stdout)}-abc"  # its worker was killed mid-task
+    mine = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-def"  # a task of this process, under way
+    unnamed = tmp_path / f"{SCRATCH_PREFIX}xyz"  # an older scratch dir without a pid: not ours to judge
+    for d in (stale, mine, unnamed):
+        (d / "in").mkdir(parents=True)
+    assert sweep_scratch(str(tmp_path)) == [stale]
+    assert not stale.exists() and mine.is_dir() and unnamed.is_dir()
+    assert sweep_scratch(str(tmp_path)) == []
+
+
 def test_ray_executor_without_ray_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Callable
@@ -157,6 +158,38 @@ class Delivery(Generic[R]):
         return model.model_validate_json(self.record_json)
 
 
+SCRATCH_PREFIX = "autoenv-work-"
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # no procfs: the signal said it exists
+        return True
+    return stat_line.rsplit(")", 1)[-1].split()[:1] != ["Z"]
+
+
+def sweep_scratch(tmp: str | None = None) -> list[Path]:
+    """Remove the scratch dirs (``autoenv-work-<pid>-*``) whose worker process is gone: a worker killed mid-task
+    (a Ray worker that died, a SIGKILL) cannot remove its own. Every task sweeps before it starts (one listing of
+    the temp dir); returns what went."""
+    root = tmp or tempfile.gettempdir()
+    gone = []
+    for path in Path(root).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = path.name[len(SCRATCH_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)) and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+            gone.append(path)
+    return gone
+
+
 class PortableWork(Generic[R]):
     """Wraps ``fn(input_dir, output_dir, extra) -> record`` to run on ``Shipment``s in scratch dirs.
 
@@ -168,7 +201,8 @@ class PortableWork(Generic[R]):
         self.fn = fn
 
     def __call__(self, job: Shipment) -> Delivery[R]:
-        with tempfile.TemporaryDirectory(prefix="autoenv-work-") as scratch:
+        sweep_scratch()
+        with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
             root = Path(scratch)
             input_dir = root / "in" / Path(job.input_dir).name
             output_dir = root / "out" / Path(job.output_dir).name

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.execution.base import ExecutorConfig, ExecutorError, Lost, each
+from autoenvscaling.execution.portable import sweep_scratch
 
 __all__ = ["ExecutorError", "RayExecutor"]
 
@@ -173,3 +174,4 @@ class RayExecutor:
         if self._started_here:
             self.ray.shutdown()
             self._started_here = False
+        sweep_scratch()  # a worker on this node killed after the last task started left its scratch dir
