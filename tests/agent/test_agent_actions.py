@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from autoenvscaling.agent.actions import Action, get_action_format, json_objects
+from autoenvscaling.agent.actions import Action, get_action_format, json_objects, redirect_targets
 from autoenvscaling.agent.errors import FormatError
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.llm.base import ModelResponse, ToolCall
@@ -200,3 +200,20 @@ def test_bare_one_line_command_is_accepted(reply: str, command: str) -> None:
 
     action = BashBlockFormat().parse(ModelResponse(content=reply))
     assert (action.kind, action.command) == ("bash", command)
+
+
+@pytest.mark.parametrize(
+    ("command", "targets"),
+    [
+        ("grep -v 404 /app/data/access.log > /app/out.txt", ["/app/out.txt"]),
+        ("echo hi >> log.txt && sort a >| b", ["log.txt", "b"]),
+        ("cat > /app/solve.sh <<'EOF'\necho > x\nEOF", ["/app/solve.sh", "x"]),
+        ("grep x a > '/app/q.txt'", ["/app/q.txt"]),
+        ("awk '$4 > 500' /app/a.log", []),  # a comparison in a quoted program
+        ("cmd 2> err.txt; cmd >&2; cmd > /dev/null 2>&1; cat <<< hi", []),
+    ],
+)
+def test_the_files_a_command_sends_its_output_to(command: str, targets: list[str]) -> None:
+    # yield series v13: after `grep -v "404" log > out.txt` a blind 1.5B solver read "(no output)" as "no line
+    # matched" and overwrote its correct output
+    assert redirect_targets(command) == targets

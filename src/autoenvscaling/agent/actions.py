@@ -262,6 +262,25 @@ ACTION_FORMATS: dict[str, Callable[[], ActionFormat]] = {
 }
 
 
+# A redirection of stdout to a file (not ``2>``, ``>&2`` or a here-string), the file as written.
+_STDOUT_TO = re.compile(r"(?<![\d&<>])>>?\|?[ \t]*(?!&)(['\"]?)([^\s;&|<>'\"]+)\1")
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def redirect_targets(command: str) -> list[str]:
+    """The files ``command`` sends its standard output to (``> out.txt``, ``>> log``), ``/dev/null`` left out: a
+    small model that sees "(no output)" after ``grep -v 404 log > out.txt`` takes it for "nothing matched".
+    A ``>`` inside a quoted program (``awk '$4 > 500'``) is no redirection."""
+
+    def blank(m: re.Match[str]) -> str:
+        return m.group(0) if command[: m.start()].rstrip().endswith(">") else " " * len(m.group(0))
+
+    plain = _QUOTED.sub(blank, command)
+    return [m.group(2) for m in _STDOUT_TO.finditer(plain) if m.group(2) != "/dev/null"]
+
+
 def get_action_format(name: str) -> ActionFormat:
     """An action format by short name, or by dotted path ``package.module:Class``."""
     if name in ACTION_FORMATS:

@@ -17,7 +17,7 @@ from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, Stri
 from pydantic import BaseModel
 
 from autoenvscaling import __version__
-from autoenvscaling.agent.actions import Action, get_action_format
+from autoenvscaling.agent.actions import Action, get_action_format, redirect_targets
 from autoenvscaling.agent.config import AgentConfig
 from autoenvscaling.agent.errors import FormatError, LimitsExceeded, StuckRepeating, Submitted, TooManyFormatErrors
 from autoenvscaling.agent.guards import (
@@ -256,6 +256,7 @@ class Agent:
                 self.config.observation_head_chars,
                 self.config.observation_tail_chars,
             ),
+            redirected=redirect_targets(action.command or ""),
             sandbox_truncated=result.truncated,
             skipped_commands=sum(c.name != "submit" for c in action.skipped_calls),
             skipped_blocks=len(action.skipped_blocks),
