@@ -526,7 +526,7 @@ LOG = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.1 POST /l
 def test_a_filter_whose_lines_break_the_comparison_its_instruction_states_is_found(
     instruction: str, output: str, broken: str | None
 ) -> None:
-    from autoenvscaling.roles.proposer.staged.text import claim_violation
+    from autoenvscaling.roles.proposer.staged.claims import claim_violation
 
     lines = {"login 500": "10.0.0.1 POST /login 500", "index 200": "10.0.0.1 GET /index.html 200"}
     lines |= {"missing 404": "10.0.0.2 GET /missing 404", "GET /login": "10.0.0.3 GET /login 404"}

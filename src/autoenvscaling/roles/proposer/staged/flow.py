@@ -15,6 +15,7 @@ from autoenvscaling.roles.proposer.novelty import check_novelty
 from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import BudgetSpent
+from autoenvscaling.roles.proposer.staged.claims import claim_violation
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.episode import (
     ANSWER_IN_INSTRUCTION,
@@ -30,7 +31,6 @@ from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, R
 from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
-    claim_violation,
     solution_in_instruction,
     unnamed_references,
     unread_inputs,

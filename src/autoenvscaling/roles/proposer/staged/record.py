@@ -191,7 +191,7 @@ def joined_inputs(text: str, inputs: dict[str, str], most: int = 5) -> list[str]
     a ``cat a b > out`` that the instruction calls a filter (yield series v12: "lines with status >= 400", and
     the solution joined the two logs). Only when there are at most ``most`` inputs (the orders to try grow fast)."""
     want = normalized(text)
-    lines = {name: normalized(data) for name, data in inputs.items() if normalized(data)}
+    lines = {name: norm for name, data in inputs.items() if (norm := normalized(data))}
     if len(lines) < 2 or len(lines) > most:
         return None
     for k in range(2, len(lines) + 1):
