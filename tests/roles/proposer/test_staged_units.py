@@ -359,6 +359,9 @@ def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_
         "Do it.\nThe input is in /srv/data. The rule uses these values: `run`."
     )
     assert with_references("Do it.", []) == "Do it."
+    # a file the script writes is no input where it is read back either
+    joined = "cat /app/logs/a.log /app/logs/b.log > /app/logs/combined.log\ngrep 500 /app/logs/combined.log > /app/r"
+    assert script_references(joined, "/app/r") == ["/app/logs/a.log", "/app/logs/b.log"]
 
 
 def test_the_input_hint_shows_the_first_line_of_each_input_the_script_reads() -> None:

@@ -131,9 +131,12 @@ def script_references(solve_sh: str, output: str) -> list[str]:
     counters) are left out."""
     refs: list[str] = []
     body = "\n".join(ln.split(" #", 1)[0] for ln in solve_sh.splitlines() if not ln.lstrip().startswith("#"))
+    # A file the script writes anywhere is not an input, also where it is read back later
+    # (`cat a b > /app/all.log; grep X /app/all.log`).
+    written = {m.group(1).rstrip("/") for m in _PATH.finditer(body) if _WRITTEN.search(body[: m.start()])}
     for m in _PATH.finditer(body):
         path = m.group(1).rstrip("/")
-        if _WRITTEN.search(body[: m.start()]):  # a file the script writes is not an input
+        if path in written:
             continue
         if path.count("/") == 1 and _REGEX_TAIL.match(body, m.end(1) - m.group(1).endswith("/")):
             continue  # an awk or sed pattern (`/400/ {`, `/ERROR/'`), not a path
