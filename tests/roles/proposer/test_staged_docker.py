@@ -348,6 +348,8 @@ GZ = "gzip -c /app/data/access.log > /tmp/a.gz && "
         # grep over the log and a compressed copy: file names in front, the copy skipped as binary
         (GZ + "grep ' 404$' /app/data/access.log /tmp/a.gz > /app/out.txt", rec.OUTPUT_FILE_PREFIX, "gz+grep-h", 4),
         (GZ + "sort -k4 /tmp/a.gz > /app/out.txt", rec.OUTPUT_BINARY, "gz", 4),
+        # grep -o whose pattern stops inside the status code: every line ends in "40" or "50"
+        ("grep -oE '^.* [45]0' /app/data/access.log > /app/out.txt", rec.OUTPUT_CUTS_FIELDS, "grep-o", 3),
         (GZ + "cat /tmp/a.gz /app/data/access.log | sort -u > /app/out.txt", rec.OUTPUT_BINARY, "gz", 4),
         # every guard passes, and grep skipped the compressed copy without a word: its 2 lines are missing
         (GZ + "grep ' 404$' /app/data/access.log /tmp/a.gz | awk '{print $3}' > /app/out.txt", None, "gz", 4),

@@ -8,6 +8,7 @@ import pytest
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.fixes import (
     command_spans,
+    grep_whole_lines,
     grep_without_names,
     gz_as_text,
     near_miss_paths,
@@ -41,6 +42,21 @@ def test_commands_are_split_outside_quotes_only() -> None:
 )
 def test_grep_gets_h(script: str, fixed: str) -> None:
     assert grep_without_names(script) == fixed
+
+
+@pytest.mark.parametrize(
+    ("script", "fixed"),
+    [
+        (f"zgrep -h -oE '^[^ ]+ [4-9][0-9]' {FILES} > /app/r", f"zgrep -h -E '^[^ ]+ [4-9][0-9]' {FILES} > /app/r"),
+        ("grep -o ERROR /app/x | sort", "grep ERROR /app/x | sort"),
+        ('grep -Eo "x" /app/x; grep -hoi y /app/y', 'grep -E "x" /app/x; grep -hi y /app/y'),
+        ("grep --only-matching -i x /app/x", "grep -i x /app/x"),
+        ("grep -e -o /app/x", "grep -e -o /app/x"),  # the pattern "-o", not the option
+        ("awk '/x/' /app/x | sort -o /app/r", "awk '/x/' /app/x | sort -o /app/r"),  # no grep: left alone
+    ],
+)
+def test_grep_prints_whole_lines(script: str, fixed: str) -> None:
+    assert grep_whole_lines(script) == fixed
 
 
 @pytest.mark.parametrize(
@@ -100,6 +116,8 @@ def test_a_fix_is_tried_only_for_the_failure_it_explains() -> None:
     path = shell_fix(typo, (rec.SOLUTION_FAILED, "..."), missing, LOGS)
     assert path is not None and path.name == "path+gz" and path.script == "zgrep x /app/logs/access.log.2.gz > /app/r"
     # Nothing to fix: a clean run, a failure none of the pitfalls explains, a script without the pitfall.
+    cut = shell_fix("grep -oE '^[^ ]+ [4-9]' /app/logs/access.log > /app/r", (rec.OUTPUT_CUTS_FIELDS, ""), _run(), LOGS)
+    assert cut is not None and cut.name == "grep-o" and cut.script.startswith("grep -E '^")
     assert shell_fix(plain, None, _run(), LOGS) is None
     assert shell_fix(f"grep a {FILES} > /app/r", (rec.OUTPUT_UNSTABLE, "..."), _run(), LOGS) is None
     assert shell_fix("wc -l /app/logs/access.log > /app/r", prefix, _run(), LOGS) is None

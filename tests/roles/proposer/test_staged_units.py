@@ -149,6 +149,39 @@ def test_inputs_joined_as_they_are_are_a_copy(text: str, check: str | None) -> N
         assert "joined" in problem[1]
 
 
+CUT_LOG = {
+    "/app/log": '10.0.0.1 - - [05/Mar/2024:00:13:50] "GET /a HTTP/1.1" 404 512\n'
+    '10.0.0.2 - - [05/Mar/2024:00:14:02] "PUT /b HTTP/1.1" 500 12\n'
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        # yield series v12 #5: `grep -oE '^... "[^"]*" [4-9][0-9]'`, every line ends inside the status code
+        (
+            '10.0.0.1 - - [05/Mar/2024:00:13:50] "GET /a HTTP/1.1" 40\n'
+            '10.0.0.2 - - [05/Mar/2024:00:14:02] "PUT /b HTTP/1.1" 50\n',
+            True,
+        ),
+        ('10.0.0.1 - - [05/Mar/2024:00:13:50] "GET /a HTTP/1.1" 404\n', False),  # ends where the field ends
+        ("10.0.0.1\n10.0.0.2\n", False),  # a real extraction: the IPs
+        ("10.0.0\n10.0.0\n", False),  # one field cut: too little to tell from a deliberate piece
+        ('GET /a HTTP/1.1" 40\nsomething else entirely\n', True),  # one cut line of two
+        ('GET /a HTTP/1.1" 40\nx y z\nsomething else entirely\n', False),  # one of three
+    ],
+)
+def test_lines_cut_inside_a_field_are_found(text: str, flagged: bool) -> None:
+    from autoenvscaling.roles.proposer.staged.record import OUTPUT_CUTS_FIELDS, cut_field
+
+    piece = cut_field(text, CUT_LOG)
+    assert (piece is not None) == flagged
+    problem = mechanical_problem(_run(outputs={"/app/out.txt": text}), CUT_LOG)
+    assert (problem[0] if problem else None) == (OUTPUT_CUTS_FIELDS if flagged else None)
+    if piece:
+        assert piece[1] in CUT_LOG["/app/log"] and piece[0] in piece[1]
+
+
 @pytest.mark.parametrize(
     ("text", "prefix"),
     [

@@ -10,6 +10,8 @@ call is spent. The pitfalls (7 of the 28 staged episodes of yield series v10 and
 - ``gz``      a compressed input read as text (binary bytes in the output, an empty output, or no failure at all:
   grep skips such a file): grep becomes ``zgrep``, cat ``zcat -f``, a text tool (awk, sed, sort, ...) reads
   ``<(zcat -f FILE)``.
+- ``grep-o``  grep -o whose pattern stops inside a field, so every line is cut short (``output-cuts-fields``):
+  whole lines (the ``o`` option dropped).
 - ``path``    the script reads an input path that does not exist, and one input's path is a near miss of it,
   clearly nearer than any other input's (``access.log.2gz`` for ``access.log.2.gz``): the input's path.
 """
@@ -94,6 +96,33 @@ def grep_without_names(script: str) -> str:
     return _segments(script, _GREP, add_h)
 
 
+# A grep-family command word and the option words right after it (``zgrep -h -oE``).
+_GREP_OPTIONS = re.compile(_GREP.pattern + r"((?:\s+-[\w-]+)+)")
+
+
+def grep_whole_lines(script: str) -> str:
+    """``grep -oE 'x'`` -> ``grep -E 'x'``: every grep-family command prints whole lines (``-o`` dropped from the
+    option words after the command word: ``-o``, ``-hoE``, ``--only-matching``)."""
+
+    def drop_o(word: str) -> str:
+        if word == "--only-matching" or word == "-o":
+            return ""
+        if not word.startswith("--") and "o" in word and word[1:].isalpha():
+            return word.replace("o", "")
+        return word
+
+    def options(m: re.Match[str]) -> str:
+        words: list[str] = []
+        for w in m.group(2).split():
+            # after -e / -f (a cluster ending in one) comes their argument, a pattern or a file, kept as it is
+            argument = bool(words) and not words[-1].startswith("--") and words[-1][-1:] in ("e", "f")
+            words.append(w if argument else drop_o(w))
+        words = [w for w in words if w]
+        return m.group(0)[: m.start(2) - m.start(0)] + "".join(" " + w for w in words)
+
+    return _segments(script, _GREP, lambda seg: _GREP_OPTIONS.sub(options, seg))
+
+
 def gz_as_text(script: str) -> str:
     """Every simple command that names a .gz path and is not one that reads .gz itself is made to decompress it."""
 
@@ -160,6 +189,10 @@ def shell_fix(script: str, problem: tuple[str, str] | None, run: rec.SolutionRun
         fixed = grep_without_names(fixed)
         names.append("grep-h")
         details.append("grep -h: no file name in front of each line")
+    if check == rec.OUTPUT_CUTS_FIELDS and grep_whole_lines(fixed) != fixed:
+        fixed = grep_whole_lines(fixed)
+        names.append("grep-o")
+        details.append("grep without -o: whole lines, not the part the pattern matched")
     if fixed == script:
         return None
     return ShellFix(name="+".join(names), script=fixed, detail="; ".join(details))

@@ -13,6 +13,7 @@ Guards of ``record``, each with its own check id:
 - ``output-in-image``      the output exists before the solution runs, or its content is already in the image
 - ``output-unstable``      two runs in fresh containers wrote different outputs
 - ``output-overwritten``   two commands write the output with ``>``: the second replaces the first's lines
+- ``output-cuts-fields``   the output's lines are pieces of input lines that stop inside a field (``grep -o``)
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ OUTPUT_UNSTABLE = "output-unstable"
 OUTPUT_FILE_PREFIX = "output-file-prefix"
 OUTPUT_WITHOUT_DATA = "output-without-data"
 OUTPUT_OVERWRITTEN = "output-overwritten"
+OUTPUT_CUTS_FIELDS = "output-cuts-fields"
 DRAFT_BUILD = "draft-build"
 CROSS_ORACLE = "cross-oracle"
 GUARDS = (
@@ -201,6 +203,24 @@ def joined_inputs(text: str, inputs: dict[str, str], most: int = 5) -> list[str]
     return None
 
 
+def cut_field(text: str, inputs: dict[str, str]) -> tuple[str, str] | None:
+    """``(output line, its input line)`` when half or more of ``text``'s lines are pieces of three or more fields
+    of input lines that end inside a field (a letter or digit on both sides of the cut), or None: ``grep -o`` with
+    a pattern that stops short (yield series v12 #5: the instruction asks for the lines with status 4xx or 5xx and
+    every recorded line ends in ``HTTP/1.1" 40``). A piece ending where a field ends (an IP, a path) is a real
+    extraction; so is a piece of one or two fields."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    sources = [ln for data in inputs.values() for ln in data.splitlines()]
+    cut = []
+    for ln in lines:
+        if len(ln.split()) < 3 or not ln[-1].isalnum():
+            continue
+        found = [(src, i + len(ln)) for src in sources if (i := src.find(ln)) >= 0]
+        if found and all(end < len(src) and src[end].isalnum() for src, end in found):
+            cut.append((ln, found[0][0]))
+    return cut[0] if cut and 2 * len(cut) >= len(lines) else None
+
+
 def data_free(text: str, solve_sh: str) -> bool:
     """No number of ``text`` other than 0, and every other word of it written in ``solve_sh`` itself: nothing of
     the input reached the output (a rule that matched nothing leaves ``total``, ``-`` lines or ``0`` behind)."""
@@ -260,6 +280,12 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str =
             return OUTPUT_FILE_PREFIX, (
                 f"the lines of {path} start with an input file's name ({prefix}:...): grep prints it when it reads "
                 "several files, and the instruction does not ask for it; use grep -h, or cat the files into one grep"
+            )
+        if piece := cut_field(text, inputs):
+            return OUTPUT_CUTS_FIELDS, (
+                f"the lines of {path} stop inside a field of their input line: `{piece[0]}` is cut from "
+                f"`{piece[1]}`. grep -o prints only the part its pattern matched; print whole lines (no -o), or "
+                "make the pattern end where a field ends"
             )
         if solve_sh and overwritten(solve_sh, path):
             return OUTPUT_OVERWRITTEN, (
