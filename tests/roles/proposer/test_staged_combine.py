@@ -98,6 +98,15 @@ def test_a_colliding_path_gets_a_free_name_and_every_shown_text_uses_it(tmp_path
     assert dockerfile[-1] == "COPY combine-worked-example-2/data/access.log /app/data/access-2.log"
 
 
+def test_a_compressed_input_of_the_second_parent_is_compressed_in_the_child_too(tmp_path: Path) -> None:
+    examples = Path(__file__).parents[3] / "examples" / "terminal"
+    plan = plan_combination(_worked(), _parent(examples / "log-error-summary"))
+    assert "/app/logs/access.log.2.gz" in plan.second.data  # the name it has in the image
+    lines = plan.files["Dockerfile"].splitlines()
+    at = lines.index("COPY combine-log-error-summary/logs/access.log.2 /app/logs/access.log.2")
+    assert lines[at + 1] == "RUN gzip -n /app/logs/access.log.2"
+
+
 def test_free_names_and_whole_path_rewrites() -> None:
     assert free_path("/app/data/access.log", {"/app/data/access-2.log"}) == "/app/data/access-3.log"
     assert free_path("/app/logs/a.log.1", set()) == "/app/logs/a-2.log.1"

@@ -210,6 +210,17 @@ def test_an_instruction_that_the_output_contradicts_is_described_again(tmp_path:
     assert (Path(record.candidate_dir or "") / "instruction.md").read_text().startswith("Write the lines")
 
 
+def test_a_file_the_image_does_not_hold_is_described_away_or_noted(tmp_path: Path, backend: DockerBackend) -> None:
+    # yield series v13 #9: the instruction named a .gz log that was never made
+    phantom = "Write the lines of /app/data/access.log and /app/data/access.log.gz about /login to /app/result.txt."
+    replies = [json.dumps(LOGIN), GREP_LOGIN, phantom, OK, phantom]  # the repair names it again
+    record, model = _run(tmp_path, backend, replies, (GREP_LOGIN, "submit"), staged={"order": "solution_first"})
+    assert "(/app/data/access.log.gz: no such file)" in model.calls[4][-1].content
+    assert record.verdict == "valid", record
+    instruction = (Path(record.candidate_dir or "") / "instruction.md").read_text()
+    assert "There is no /app/data/access.log.gz: use only /app/data/access.log." in instruction
+
+
 def test_an_instruction_the_output_still_contradicts_is_rejected(tmp_path: Path, backend: DockerBackend) -> None:
     replies = [json.dumps(LOGIN), GREP_LOGIN, SAYS_LESS, OK, SAYS_LESS]
     record, _ = _run(tmp_path, backend, replies, staged={"order": "solution_first"})

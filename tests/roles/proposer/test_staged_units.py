@@ -329,6 +329,16 @@ def test_inputs_are_the_files_the_dockerfile_copies(tmp_path: Path) -> None:
         "FROM autoenv/terminal:latest\nWORKDIR /app\nCOPY logs/ /app/logs/\nCOPY seed.csv data/\nCOPY ../x /y\n"
     )
     assert copied_files(env, dockerfile) == {"/app/logs/a.log": "logs/a.log", "/app/data/seed.csv": "seed.csv"}
+    # a file the image compresses is the .gz file (its text stays the source's): log-error-summary's rotation
+    (env / "logs" / "a.log.1").write_text("y\n")
+    gz = "FROM x\nWORKDIR /app\nCOPY logs/ /app/logs/\nRUN gzip -n /app/logs/a.log.1 && gzip -c logs/a.log > /tmp/z\n"
+    assert copied_files(env, gz) == {"/app/logs/a.log": "logs/a.log", "/app/logs/a.log.1.gz": "logs/a.log.1"}
+    kept = copied_files(env, "FROM x\nWORKDIR /app/logs\nCOPY logs/ /app/logs/\nRUN gzip -k a.log; gzip -d b.gz\n")
+    assert kept == {
+        "/app/logs/a.log": "logs/a.log",
+        "/app/logs/a.log.gz": "logs/a.log",
+        "/app/logs/a.log.1": "logs/a.log.1",
+    }
 
 
 @pytest.mark.parametrize(
@@ -406,6 +416,8 @@ def test_the_input_hint_shows_the_first_line_of_each_input_the_script_reads() ->
     assert with_input_hint("Lines like x 1 are in /app/a.log.", inputs, "cat /app/a.log") == (
         "Lines like x 1 are in /app/a.log."
     )
+    packed = with_input_hint("Sum it.", {"/app/a.log.gz": "x 1\ny 2\n"}, "zcat /app/a.log.gz > /app/r")
+    assert packed == "Sum it.\nA line of /app/a.log.gz, once decompressed, looks like: `x 1`"
 
 
 def test_the_input_hint_says_which_value_each_field_the_scripts_awk_reads_holds() -> None:
@@ -590,6 +602,26 @@ def test_inputs_the_instruction_names_but_the_script_never_reads_are_found_and_n
         assert unread_inputs(told, reads_all, logs) == [], reads_all
     assert unread_inputs("Count the lines of /app/logs/access.log.", two, logs) == []  # .1 and .2 are not named
     assert with_unread_note("Do it.", [], logs, two) == "Do it."
+
+
+def test_files_the_instruction_names_that_the_image_does_not_hold_are_found_and_noted() -> None:
+    from autoenvscaling.roles.proposer.staged.claims import phantom_paths
+    from autoenvscaling.roles.proposer.staged.text import with_unread_note
+
+    # yield series v13 #9: a .gz log named beside the one real log; the blind solver tried to decompress it
+    told = (
+        "Process `/app/data/access.log` and `/app/data/access.log.gz`, write /app/result.txt. The logs are in "
+        "/app/data/. Count the requests to /login in /app/data/*.log (see /app/data/access.log.*)."
+    )
+    script = "grep -c /login /app/data/access.log > /app/tmp.txt; cat /app/tmp.txt > /app/result.txt"
+    logs = ["/app/data/access.log"]
+    assert phantom_paths(told, logs, "/app/result.txt", script) == ["/app/data/access.log.gz"]
+    assert phantom_paths(told + " Keep /app/tmp.txt.", logs, "/app/result.txt", script) == ["/app/data/access.log.gz"]
+    assert with_unread_note("Do it.", ["/app/data/access.log.gz"], logs, script) == (
+        "Do it.\nThere is no /app/data/access.log.gz: use only /app/data/access.log."
+    )
+    both = with_unread_note("Do it.", ["/app/b", "/app/c"], ["/app/a", "/app/b"], "cat /app/a")
+    assert both == "Do it.\n/app/b is not part of the task, and there is no /app/c: use only /app/a."
 
 
 def test_a_preamble_before_the_instruction_is_dropped() -> None:

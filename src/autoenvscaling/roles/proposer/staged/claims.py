@@ -1,13 +1,14 @@
-"""Whether a filter's recorded output contradicts a comparison its instruction states (``status code less
-than 500``, and a recorded line holds 500): a check on the instruction against the output, beside the text rules
-of ``text.py``."""
+"""Checks of an instruction against what the draft really is, beside the text rules of ``text.py``: a filter's
+recorded output that breaks a comparison the instruction states (``status code less than 500``, and a recorded
+line holds 500), and files the instruction names that the image does not hold."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
+from autoenvscaling.roles.proposer.staged.text import written_paths
 
 _CLAIM = re.compile(
     r"(greater than or equal to|less than or equal to|greater than|less than|more than|higher than|lower than"
@@ -52,3 +53,23 @@ def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
                 claim = sentence[m.start() : m.end()]
                 return f'the instruction says "{claim}", but the output line `{bad}` does not hold it'
     return None
+
+
+_NAMED_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
+
+
+def phantom_paths(instruction: str, inputs: Iterable[str], output: str, solve_sh: str) -> list[str]:
+    """The paths the instruction names under the top directory of an input or of the output (``/app``) that are
+    no input, no output, no directory of either and nothing ``solve_sh`` writes: files the image does not hold
+    (yield series v13 #9 named ``/app/data/access.log.gz`` beside the one real log, and every blind attempt spent
+    its turns trying to decompress it)."""
+    known = {*inputs, output}
+    dirs = {p[:i] for p in known for i in range(1, len(p)) if p[i] == "/"}
+    roots = {p.split("/")[1] for p in known if p.count("/") >= 2}
+    exists = known | dirs | written_paths(solve_sh)
+    out: list[str] = []
+    for m in _NAMED_PATH.finditer(instruction):
+        path = m.group(1).rstrip("./")  # a full stop after it, a glob's `*` (`/app/logs/access.log.*`)
+        if path.count("/") and path.split("/")[1] in roots and path not in exists and path not in out:
+            out.append(path)
+    return out

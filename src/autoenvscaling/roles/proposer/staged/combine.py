@@ -87,7 +87,10 @@ def plan_combination(first: Parent, second: Parent) -> Combination:
             taken.add(target)
             renamed[path] = target
         data[target], sources[target] = text, f"{subdir}/{rel}"
-        copies.append(f"COPY {subdir}/{rel} {target}")
+        if target.endswith(".gz") and not rel.endswith(".gz"):  # the second parent compresses it in its image
+            copies += [f"COPY {subdir}/{rel} {target[:-3]}", f"RUN gzip -n {target[:-3]}"]
+        else:
+            copies.append(f"COPY {subdir}/{rel} {target}")
     files = {sources[p]: text for p, text in data.items()}
     files["Dockerfile"] = (
         first.dockerfile.rstrip() + f"\n# combine: the input files of {second.name}\n" + "\n".join(copies) + "\n"

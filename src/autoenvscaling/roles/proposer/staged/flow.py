@@ -15,7 +15,7 @@ from autoenvscaling.roles.proposer.novelty import check_novelty
 from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import BudgetSpent
-from autoenvscaling.roles.proposer.staged.claims import claim_violation
+from autoenvscaling.roles.proposer.staged.claims import claim_violation, phantom_paths
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.episode import (
     ANSWER_IN_INSTRUCTION,
@@ -131,10 +131,12 @@ def solution_first_loop(ep: Episode) -> bool:
 
 
 def _imprecision(ep: Episode) -> tuple[list[str], list[str]]:
-    """What the instruction leaves out of the solution's rule, and the inputs it names that the rule never reads."""
+    """What the instruction leaves out of the solution's rule, and the files it names that the rule never reads:
+    inputs, and paths that do not exist (``phantom_paths``)."""
     return (
         unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output),
-        unread_inputs(ep.files.instruction, ep.files.solve_sh, ep.inputs),
+        unread_inputs(ep.files.instruction, ep.files.solve_sh, ep.inputs)
+        + phantom_paths(ep.files.instruction, ep.inputs, ep.output, ep.files.solve_sh),
     )
 
 
@@ -163,8 +165,13 @@ def precision_repair(ep: Episode) -> None:
         problems.append("Your previous instruction did not mention " + ", ".join(missing) + ".")
         ep.caller.note("precision", "the instruction does not mention: " + ", ".join(missing))
     if unread:
+        absent = [p for p in unread if p not in ep.inputs]
         problems.append(
-            "It names " + ", ".join(unread) + ", which the script never reads: name only the files the script reads."
+            "It names "
+            + ", ".join(unread)
+            + ", which the script never reads"
+            + (f" ({', '.join(absent)}: no such file)" if absent else "")
+            + ": name only the files the script reads."
         )
         ep.caller.note("precision", "the instruction names inputs the script never reads: " + ", ".join(unread))
     before = ep.files.instruction

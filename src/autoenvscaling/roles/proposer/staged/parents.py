@@ -110,12 +110,16 @@ def _text(path: Path) -> str | None:
 
 
 def copied_files(env_dir: Path, dockerfile: str) -> dict[str, str]:
-    """Container path -> path under ``env_dir`` of each regular file a ``COPY src dst`` line brings in."""
+    """Container path -> path under ``env_dir`` of each regular file a ``COPY src dst`` line brings in, under the
+    name it has in the image: a file a later ``RUN gzip FILE`` compresses is ``FILE.gz`` (its text stays the
+    source's; an instruction names the ``.gz`` file, and a solver reads it with zcat)."""
     out: dict[str, str] = {}
     workdir = "/"
     for ins in parse_instructions(dockerfile):
         if ins.keyword == "WORKDIR":
             workdir = ins.args.strip() or workdir
+        if ins.keyword == "RUN":
+            _gzipped(out, ins.args, workdir)
         if ins.keyword not in ("COPY", "ADD"):
             continue
         parts = [p for p in ins.args.split() if not p.startswith("--")]
@@ -136,6 +140,24 @@ def copied_files(env_dir: Path, dockerfile: str) -> dict[str, str]:
             target = f"{dst.rstrip('/')}/{src.name}" if dst.endswith("/") else dst
             out[target] = src.relative_to(env_dir.resolve()).as_posix()
     return out
+
+
+_GZIP = re.compile(r"(?<![\w./-])gzip((?:\s+[^\s;&|<>]+)+)")
+
+
+def _gzipped(files: dict[str, str], run: str, workdir: str) -> None:
+    """Rename in ``files`` each path that a ``gzip [-n] PATH...`` of the RUN line ``run`` compresses in place
+    (``-k`` keeps the original too; ``-d``, ``-c`` and ``-t`` compress nothing in place)."""
+    for m in _GZIP.finditer(run):
+        words = m.group(1).split()
+        options = "".join(w.lstrip("-") for w in words if w.startswith("-") and not w.startswith("--"))
+        if set(options) & set("dct") or any(w in ("--decompress", "--stdout", "--test") for w in words):
+            continue
+        keep = "k" in options or "--keep" in words
+        for word in (w for w in words if not w.startswith("-")):
+            path = word if word.startswith("/") else f"{workdir.rstrip('/')}/{word}"
+            if path in files:
+                files[path + ".gz"] = files[path] if keep else files.pop(path)
 
 
 def load_parent(task_dir: Path) -> Parent | None:

@@ -30,7 +30,9 @@ class StagedLog(BaseModel):
     guard: str | None = None
     guard_detail: str = ""
     unnamed: list[str] = Field(default_factory=list)  # what the instruction left out of the script's rule
-    unread: list[str] = Field(default_factory=list)  # inputs the instruction names that the script never reads
+    unread: list[str] = Field(
+        default_factory=list
+    )  # files the instruction names that the script never reads (inputs, or no such file)
     self_check: list[str] = Field(default_factory=list)  # what each blind reader's script made, and the outcome
     fixes: list[str] = Field(default_factory=list)  # the harness's rewrites of solve.sh (``fixes``): kept or not
     cross_oracle_passed: bool | None = None

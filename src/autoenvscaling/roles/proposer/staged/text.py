@@ -123,6 +123,12 @@ def pattern_paths(solve_sh: str) -> set[str]:
     return out
 
 
+def written_paths(solve_sh: str) -> set[str]:
+    """The paths ``solve_sh`` writes (``>``, ``>>``, ``tee``, ``mkdir``) anywhere: read back later
+    (``cat a b > /app/all.log; grep X /app/all.log``), such a path is still no input."""
+    return {m.group(1).rstrip("/") for m in _PATH.finditer(solve_sh) if _WRITTEN.search(solve_sh[: m.start()])}
+
+
 def script_references(solve_sh: str, output: str) -> list[str]:
     """What a solver must be told to reproduce ``solve_sh``'s output: the data paths it reads, the word literals
     it quotes (a user name, a level, a keyword) and the numbers it compares against (a threshold).
@@ -131,9 +137,7 @@ def script_references(solve_sh: str, output: str) -> list[str]:
     counters) are left out."""
     refs: list[str] = []
     body = "\n".join(ln.split(" #", 1)[0] for ln in solve_sh.splitlines() if not ln.lstrip().startswith("#"))
-    # A file the script writes anywhere is not an input, also where it is read back later
-    # (`cat a b > /app/all.log; grep X /app/all.log`).
-    written = {m.group(1).rstrip("/") for m in _PATH.finditer(body) if _WRITTEN.search(body[: m.start()])}
+    written = written_paths(body)  # no input, also where the script reads it back
     for m in _PATH.finditer(body):
         path = m.group(1).rstrip("/")
         if path in written:
@@ -215,13 +219,17 @@ def unread_inputs(instruction: str, solve_sh: str, inputs: Iterable[str]) -> lis
 
 
 def with_unread_note(instruction: str, unread: list[str], inputs: Iterable[str], solve_sh: str) -> str:
-    """The instruction plus one sentence saying which named inputs are not part of the rule."""
+    """The instruction plus one sentence saying which named inputs are not part of the rule, and which named
+    files do not exist (those of ``unread`` that are no input)."""
     if not unread:
         return instruction
+    inputs = list(inputs)
     read = [p for p in inputs if p not in unread and _reads(solve_sh, p)]
-    verb = "is" if len(unread) == 1 else "are"
-    note = f"{', '.join(unread)} {verb} not part of the task"
-    note += f": use only {', '.join(read)}." if read else "."
+    idle = [p for p in unread if p in inputs]
+    absent = [p for p in unread if p not in inputs]
+    parts = [f"{', '.join(idle)} {'is' if len(idle) == 1 else 'are'} not part of the task"] if idle else []
+    parts += [f"there is no {', '.join(absent)}"] if absent else []
+    note = ", and ".join(parts) + (f": use only {', '.join(read)}." if read else ".")
     return f"{instruction.rstrip()}\n{note[0].upper()}{note[1:]}"
 
 
@@ -260,7 +268,8 @@ def field_note(line: str, fields: list[str]) -> str:
 def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> str:
     """The instruction plus the first line of each text input the script reads (the fields and separators a
     solver needs to parse it), when that line is short and the instruction does not quote it already. After
-    the first such line, which value each field the script's awk reads holds in it (``field_note``)."""
+    the first such line, which value each field the script's awk reads holds in it (``field_note``). A ``.gz``
+    input's line is its decompressed text's."""
     hints: list[str] = []
     for path, text in inputs.items():
         lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -270,7 +279,8 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> 
         if len(first) > 160 or "`" in first or first in instruction:
             continue
         note = field_note(first, awk_fields(solve_sh, path)) if not hints else ""
-        hints.append(f"A line of {path} looks like: `{first}`" + (f"; {note}." if note else ""))
+        name = f"{path}, once decompressed," if path.endswith(".gz") else path
+        hints.append(f"A line of {name} looks like: `{first}`" + (f"; {note}." if note else ""))
     if not hints:
         return instruction
     return instruction.rstrip() + "\n" + "\n".join(hints)
