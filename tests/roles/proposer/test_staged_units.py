@@ -183,6 +183,27 @@ def test_lines_cut_inside_a_field_are_found(text: str, flagged: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "solve", "flagged"),
+    [
+        # yield series v13 #10: uniq -c over whole log lines, then only the IP printed: every count is 1
+        (
+            "10.0.0.112 1\n10.0.0.112 1\n10.0.0.112 1\n10.0.0.19 1\n",
+            "grep x /a | sort | uniq -c | awk '{print $2, $1}'",
+            True,
+        ),
+        ("404 3\n500 2\n", "awk '{print $4}' /a | sort | uniq -c", False),
+        ("10.0.0.1\n10.0.0.1\n10.0.0.1\n", "awk '$4 == 404 {print $1}' /a", False),  # no count: repeats are data
+        ("a 1\na 1\nb 2\n", "sort /a | uniq --count", False),  # twice: not enough to tell
+    ],
+)
+def test_a_count_that_lists_one_line_three_times_is_found(text: str, solve: str, flagged: bool) -> None:
+    from autoenvscaling.roles.proposer.staged.record import OUTPUT_REPEATS_COUNTS
+
+    problem = mechanical_problem(_run(outputs={"/app/out.txt": text}), {"/a": "x"}, solve)
+    assert (problem[0] if problem else None) == (OUTPUT_REPEATS_COUNTS if flagged else None)
+
+
+@pytest.mark.parametrize(
     ("text", "prefix"),
     [
         ("/app/logs/a.log:1.2.3.4 GET 500\n/app/logs/a.log.1:1.2.3.5 GET 500\n", "/app/logs/a.log"),

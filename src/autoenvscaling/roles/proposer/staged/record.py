@@ -14,6 +14,7 @@ Guards of ``record``, each with its own check id:
 - ``output-unstable``      two runs in fresh containers wrote different outputs
 - ``output-overwritten``   two commands write the output with ``>``: the second replaces the first's lines
 - ``output-cuts-fields``   the output's lines are pieces of input lines that stop inside a field (``grep -o``)
+- ``output-repeats-counts`` a script that counts with ``uniq -c`` lists one line three times or more
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ OUTPUT_FILE_PREFIX = "output-file-prefix"
 OUTPUT_WITHOUT_DATA = "output-without-data"
 OUTPUT_OVERWRITTEN = "output-overwritten"
 OUTPUT_CUTS_FIELDS = "output-cuts-fields"
+OUTPUT_REPEATS_COUNTS = "output-repeats-counts"
 DRAFT_BUILD = "draft-build"
 CROSS_ORACLE = "cross-oracle"
 GUARDS = (
@@ -221,6 +223,23 @@ def cut_field(text: str, inputs: dict[str, str]) -> tuple[str, str] | None:
     return cut[0] if cut and 2 * len(cut) >= len(lines) else None
 
 
+_UNIQ_COUNT = re.compile(r"(?<![\w-])uniq\s+(?:-\w*c\w*|--count)(?![\w-])")
+
+
+def repeated_count(text: str, solve_sh: str) -> tuple[str, int] | None:
+    """``(line, times)`` when ``solve_sh`` counts with ``uniq -c`` and its output lists one line three times or
+    more, or None: uniq counted whole lines that differ in fields a later stage dropped, so every key comes out
+    many times with a count of 1 (yield series v13 #10: ``10.0.0.112 1`` 19 times, for "the occurrences of each
+    status code")."""
+    if not _UNIQ_COUNT.search(solve_sh):
+        return None
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    line = max(set(lines), key=lines.count)
+    return (line, lines.count(line)) if lines.count(line) >= 3 else None
+
+
 def data_free(text: str, solve_sh: str) -> bool:
     """No number of ``text`` other than 0, and every other word of it written in ``solve_sh`` itself: nothing of
     the input reached the output (a rule that matched nothing leaves ``total``, ``-`` lines or ``0`` behind)."""
@@ -286,6 +305,11 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str =
                 f"the lines of {path} stop inside a field of their input line: `{piece[0]}` is cut from "
                 f"`{piece[1]}`. grep -o prints only the part its pattern matched; print whole lines (no -o), or "
                 "make the pattern end where a field ends"
+            )
+        if repeated := repeated_count(text, solve_sh):
+            return OUTPUT_REPEATS_COUNTS, (
+                f"{path} lists `{repeated[0]}` {repeated[1]} times: uniq -c counted whole lines that differ in "
+                "fields the output does not show; print only the field to count before sort | uniq -c"
             )
         if solve_sh and overwritten(solve_sh, path):
             return OUTPUT_OVERWRITTEN, (
