@@ -96,7 +96,8 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     denom = 1 + z * z / n
     center = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, center - half), min(1.0, center + half)
+    lo, hi = max(0.0, center - half), min(1.0, center + half)
+    return (0.0 if successes == 0 else lo), (1.0 if successes == n else hi)  # exact at the ends, no rounding dust
 
 
 def fisher_greater(a: int, n1: int, c: int, n2: int) -> float:
@@ -114,6 +115,16 @@ def _cpu() -> float:
 
 def _per(total: float, k: int) -> float | None:
     return total / k if k else None
+
+
+def per_valid_interval(total: float, n: int, lo: float, hi: float) -> list[float | None]:
+    """A cost per valid environment at the 95% Wilson bounds of the distinct-valid rate: the cost per item over
+    the rate's upper bound, and over its lower bound (None: unbounded, the lower bound is 0). With no valid
+    environment the point value does not exist, and the first bound is what the arm costs at least."""
+    if not n or total <= 0:
+        return [None, None]
+    per_item = total / n
+    return [per_item / hi if hi > 0 else None, per_item / lo if lo > 0 else None]
 
 
 def distinct_valid(items: list[Item], threshold: float) -> list[Item]:
@@ -171,6 +182,7 @@ def arm_stats(items: list[Item], price_as: str, threshold: float) -> dict[str, A
         "cpu_per_valid_sec": _per(cpu, distinct),
         "hosted_cost_usd": hosted,
         "hosted_cost_per_valid_usd": _per(hosted, distinct),
+        "hosted_cost_per_valid_ci95": per_valid_interval(hosted, n, lo, hi),
         "rejection_reasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
     }
 
@@ -199,6 +211,9 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
                 )
                 cost, base_cost = s["hosted_cost_per_valid_usd"], b["hosted_cost_per_valid_usd"]
                 stats[a][f"cost_ratio_vs_{base}"] = cost / base_cost if cost is not None and base_cost else None
+                least = b["hosted_cost_per_valid_ci95"][0]
+                if cost is not None and base_cost is None and least:  # no valid one in the baseline: a bound
+                    stats[a][f"cost_ratio_vs_{base}_at_most"] = cost / least
     print(f"\n{args.model} / {args.domain}: items per arm " + ", ".join(f"{a} {stats[a]['n']}" for a in arms))
     versions: dict[str, int] = {}
     for it in items:
@@ -227,6 +242,17 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
             f"{f(s['wall_per_valid_sec'])} | {f(s['cpu_per_valid_sec'])} | "
             f"{f(s['hosted_cost_per_valid_usd'], '{:.5f}')} | {top} |"
         )
+    for a in arms:
+        lo_cost, hi_cost = stats[a]["hosted_cost_per_valid_ci95"]
+        if lo_cost is not None:
+            print(
+                f"{a}: $ / valid (hosted), 95%: [{lo_cost:.5f}, {'unbounded' if hi_cost is None else f'{hi_cost:.5f}'}]"
+            )
+        for base in ("P1", "P0"):
+            if (ratio := stats[a].get(f"cost_ratio_vs_{base}")) is not None:
+                print(f"{a}: cost per valid / {base}'s = {ratio:.3f}")
+            elif (bound := stats[a].get(f"cost_ratio_vs_{base}_at_most")) is not None:
+                print(f"{a}: cost per valid / {base}'s <= {bound:.3f} ({base} has no valid one: its 95% lower bound)")
     return stats
 
 
