@@ -638,6 +638,8 @@ def test_files_the_instruction_names_that_the_image_does_not_hold_are_found_and_
     logs = ["/app/data/access.log"]
     assert phantom_paths(told, logs, "/app/result.txt", script) == ["/app/data/access.log.gz"]
     assert phantom_paths(told + " Keep /app/tmp.txt.", logs, "/app/result.txt", script) == ["/app/data/access.log.gz"]
+    made = "FROM x\nWORKDIR /app\nRUN mkdir data && truncate -s 1K data/access.log.gz\n"  # a RUN line may make it
+    assert phantom_paths(told, logs, "/app/result.txt", script, made) == []
     assert with_unread_note("Do it.", ["/app/data/access.log.gz"], logs, script) == (
         "Do it.\nThere is no /app/data/access.log.gz: use only /app/data/access.log."
     )

@@ -58,11 +58,14 @@ def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
 _NAMED_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 
 
-def phantom_paths(instruction: str, inputs: Iterable[str], output: str, solve_sh: str) -> list[str]:
+def phantom_paths(
+    instruction: str, inputs: Iterable[str], output: str, solve_sh: str, dockerfile: str = ""
+) -> list[str]:
     """The paths the instruction names under the top directory of an input or of the output (``/app``) that are
     no input, no output, no directory of either and nothing ``solve_sh`` writes: files the image does not hold
     (yield series v13 #9 named ``/app/data/access.log.gz`` beside the one real log, and every blind attempt spent
-    its turns trying to decompress it)."""
+    its turns trying to decompress it). A path whose file name ``dockerfile`` mentions is left out: a RUN line
+    may make it (``truncate -s 2M backup/db.dump``)."""
     known = {*inputs, output}
     dirs = {p[:i] for p in known for i in range(1, len(p)) if p[i] == "/"}
     roots = {p.split("/")[1] for p in known if p.count("/") >= 2}
@@ -70,6 +73,7 @@ def phantom_paths(instruction: str, inputs: Iterable[str], output: str, solve_sh
     out: list[str] = []
     for m in _NAMED_PATH.finditer(instruction):
         path = m.group(1).rstrip("./")  # a full stop after it, a glob's `*` (`/app/logs/access.log.*`)
-        if path.count("/") and path.split("/")[1] in roots and path not in exists and path not in out:
+        made = re.search(rf"(?<![\w.-]){re.escape(path.rsplit('/', 1)[-1])}(?![\w-]|\.\w)", dockerfile) is not None
+        if path.count("/") and path.split("/")[1] in roots and path not in exists | set(out) and not made:
             out.append(path)
     return out

@@ -136,7 +136,7 @@ def _imprecision(ep: Episode) -> tuple[list[str], list[str]]:
     return (
         unnamed_references(ep.files.instruction, ep.files.solve_sh, ep.output),
         unread_inputs(ep.files.instruction, ep.files.solve_sh, ep.inputs)
-        + phantom_paths(ep.files.instruction, ep.inputs, ep.output, ep.files.solve_sh),
+        + phantom_paths(ep.files.instruction, ep.inputs, ep.output, ep.files.solve_sh, ep.dockerfile),
     )
 
 
