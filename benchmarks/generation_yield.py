@@ -15,8 +15,10 @@ must also be reproduced by a blind solver attempt (instruction and environment o
     .venv/bin/python benchmarks/generation_yield.py --n 20 --out runs/yield-1.5b --report  # tables only
 
 Each (arm, episode) item lands in OUT/items.jsonl as soon as it is done, so a killed run loses at most the item
-in flight; the same command continues it. An infrastructure failure (the Docker engine lost, a validation or blind
-attempt that could not run) stops the run without recording the item: it is never counted as a rejection.
+in flight; the same command continues it. A log that lost lines (restored from an older copy) gets them back
+from the run dir's records with ``--recover COMMIT`` (their CPU time is then unknown). An infrastructure failure
+(the Docker engine lost, a validation or blind attempt that could not run) stops the run without recording the
+item: it is never counted as a rejection.
 
 Per arm: valid, distinct valid, self-consistent and reproduced counts, Wilson 95% intervals, one-sided Fisher
 exact p against P1 and P0, uncached prompt + completion tokens, wall and CPU seconds per valid environment, and
@@ -61,7 +63,8 @@ class Item(BaseModel):
     arm: str
     index: int
     record: ProposalRecord
-    cpu_sec: float  # this process (harness + the in-process model server); containers not included
+    cpu_sec: float | None  # this process (harness + the in-process model server), containers not included;
+    # None: unknown (an item recovered from its run dir, ``--recover``)
     wall_sec: float
     instruction: str = ""  # kept so "distinct" can be judged after the run dir is gone
     grading: str = ""
@@ -157,7 +160,8 @@ def arm_stats(items: list[Item], price_as: str, threshold: float) -> dict[str, A
         price_as, base_url=None, prompt_tokens=uncached + cached, completion_tokens=completion, cached_tokens=cached
     )
     wall = sum(i.wall_sec for i in items)
-    cpu = sum(i.cpu_sec for i in items)
+    cpu = sum(i.cpu_sec for i in items if i.cpu_sec is not None)
+    cpu_unknown = sum(i.cpu_sec is None for i in items)
     lo, hi = wilson(distinct, n)
     reasons: dict[str, int] = {}
     for r in recs:
@@ -179,7 +183,8 @@ def arm_stats(items: list[Item], price_as: str, threshold: float) -> dict[str, A
         "wall_sec": wall,
         "wall_per_valid_sec": _per(wall, distinct),
         "cpu_sec": cpu,
-        "cpu_per_valid_sec": _per(cpu, distinct),
+        "cpu_per_valid_sec": _per(cpu, distinct) if not cpu_unknown else None,
+        "cpu_unknown_items": cpu_unknown,
         "hosted_cost_usd": hosted,
         "hosted_cost_per_valid_usd": _per(hosted, distinct),
         "hosted_cost_per_valid_ci95": per_valid_interval(hosted, n, lo, hi),
@@ -215,6 +220,9 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
                 if cost is not None and base_cost is None and least:  # no valid one in the baseline: a bound
                     stats[a][f"cost_ratio_vs_{base}_at_most"] = cost / least
     print(f"\n{args.model} / {args.domain}: items per arm " + ", ".join(f"{a} {stats[a]['n']}" for a in arms))
+    for a in arms:
+        if stats[a]["cpu_unknown_items"]:
+            print(f"{a}: CPU seconds unknown for {stats[a]['cpu_unknown_items']} recovered item(s): no CPU s / valid")
     versions: dict[str, int] = {}
     for it in items:
         versions[it.code or "unrecorded"] = versions.get(it.code or "unrecorded", 0) + 1
@@ -277,6 +285,13 @@ def main() -> None:
     ap.add_argument("--novelty-threshold", type=float, default=0.8)
     ap.add_argument("--backend", default="docker")
     ap.add_argument("--report", action="store_true", help="print the tables of what is done; run nothing")
+    ap.add_argument(
+        "--recover",
+        metavar="COMMIT",
+        default=None,
+        help="add to the log the items whose records are in OUT but not in the log (a log that lost lines), as run "
+        "on COMMIT; their wall time is their phases' sum, their CPU time is unknown; runs nothing else",
+    )
     args = ap.parse_args()
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     unknown = [a for a in arms if a not in ARMS]
@@ -286,7 +301,10 @@ def main() -> None:
     items_path = args.items or args.out / "items.jsonl"
     items_path.parent.mkdir(parents=True, exist_ok=True)
     items = load_items(items_path)
-    if not args.report:
+    if args.recover:
+        recover_items(args, arms, items, items_path)
+        items = load_items(items_path)
+    elif not args.report:
         try:
             run_items(args, arms, items, items_path)
         except KeyboardInterrupt:
@@ -301,6 +319,31 @@ def main() -> None:
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+def recover_items(args: argparse.Namespace, arms: list[str], items: list[Item], items_path: Path) -> None:
+    """Append an item for each (arm, episode) of ``range(args.n)`` missing from the log whose run dir holds its
+    finished record (``OUT/ARM/NNN/results.jsonl``; an ``error`` record is no item)."""
+    done = {(i.arm, i.index) for i in items}
+    recovered = []
+    for i in range(args.n):
+        for arm in arms:
+            path = args.out / arm / f"{i:03d}" / "results.jsonl"
+            if (arm, i) in done or not path.is_file():
+                continue
+            lines = path.read_text(encoding="utf-8").splitlines()
+            record = ProposalRecord.model_validate_json(lines[-1]) if lines else None
+            if record is None or record.verdict == "error":
+                continue
+            v = record.validation
+            wall = record.generation.wall_sec + (v.wall_sec or 0.0) + (v.reproduce_wall_sec or 0.0)
+            text, grading = fingerprint(record)
+            item = Item(arm=arm, index=i, record=record, cpu_sec=None, wall_sec=wall, instruction=text,
+                        grading=grading, code=args.recover)  # fmt: skip
+            with items_path.open("a", encoding="utf-8") as f:
+                f.write(item.model_dump_json() + "\n")
+            recovered.append(f"{arm} #{i} ({record.verdict})")
+    print(f"recovered {len(recovered)} item(s): {', '.join(recovered) or '-'}")
 
 
 def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], items_path: Path) -> None:

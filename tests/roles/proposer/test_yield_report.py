@@ -3,6 +3,7 @@ with its 95% bounds, where a baseline without any valid environment still bounds
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import sys
 from pathlib import Path
@@ -35,3 +36,34 @@ def test_cost_per_valid_bounds(bench: ModuleType) -> None:
     assert bench.per_valid_interval(1.0, 10, 0.2, 0.5) == pytest.approx([0.2, 0.5])
     assert bench.per_valid_interval(1.0, 10, 0.0, 0.25) == [pytest.approx(0.4), None]  # no valid one: at least
     assert bench.per_valid_interval(0.0, 10, 0.1, 0.5) == [None, None]
+
+
+def test_items_missing_from_the_log_are_recovered_from_the_run_dir(bench: ModuleType, tmp_path: Path) -> None:
+    from autoenvscaling.roles.proposer.records import GenerationStats, ProposalRecord, ValidationStats
+
+    out = tmp_path / "out"
+    for arm, i, verdict in (("A1", 0, "invalid"), ("P1", 0, "no-candidate"), ("A1", 1, "error")):
+        record = ProposalRecord(
+            id=f"x-{i}",
+            mode="staged",
+            domain="terminal",
+            episode_dir=str(tmp_path / "ep"),
+            candidate_dir=None,
+            verdict=verdict,
+            generation=GenerationStats(wall_sec=10.0),
+            validation=ValidationStats(wall_sec=2.0, reproduce_wall_sec=30.0),
+        )
+        (out / arm / f"{i:03d}").mkdir(parents=True)
+        (out / arm / f"{i:03d}" / "results.jsonl").write_text(record.model_dump_json() + "\n")
+    log = tmp_path / "items.jsonl"
+    logged = bench.Item(arm="P1", index=0, record=record.model_copy(update={"verdict": "invalid"}), cpu_sec=5.0,
+                        wall_sec=1.0)  # fmt: skip
+    log.write_text(logged.model_dump_json() + "\n")
+    args = argparse.Namespace(n=2, out=out, recover="abc1234")
+    bench.recover_items(args, ["A1", "P1"], bench.load_items(log), log)
+    items = bench.load_items(log)
+    # P1 #0 was in the log already; A1 #1's record is an infrastructure error: no item
+    assert [(i.arm, i.index, i.record.verdict) for i in items] == [("P1", 0, "invalid"), ("A1", 0, "invalid")]
+    assert items[1].cpu_sec is None and items[1].wall_sec == 42.0 and items[1].code == "abc1234"
+    stats = bench.arm_stats(items[1:], "gpt-4.1-mini", 0.8)
+    assert stats["cpu_unknown_items"] == 1 and stats["cpu_per_valid_sec"] is None
