@@ -608,6 +608,31 @@ def test_a_filter_whose_lines_break_the_comparison_its_instruction_states_is_fou
     assert claim_violation(instruction, "500 1\n", {"/app/data/access.log": LOG}) is None
 
 
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # yield series v13 #11: "by frequency in descending order" of a count sorted by status code
+        ("Print each status and its frequency, sorted by frequency in descending order.", "200 126\n201 11\n204 3\n"
+         "301 11\ntotal 151\n", True),
+        ("Sort the status codes in ascending order.", "200 126\n201 11\n204 3\n301 11\ntotal 151\n", False),
+        ("The counts come largest first.", "404 3\n500 2\n", False),  # the count column runs that way
+        ("Sorted by count, not in descending order.", "200 1\n201 11\n", False),  # a negation: no claim read
+        ("Sorted in descending order.", "GET x\nPOST y\n", False),  # no number column to compare
+        ("Ascending or descending, as you like.", "2 1\n1 2\n", False),  # both directions named
+        ("Keep the lines in increasing order.", "10.0.0.3 GET /b 500\n10.0.0.1 GET /a 404\n", False),  # a filter
+    ],
+)  # fmt: skip
+def test_an_order_the_output_does_not_have_is_a_contradiction(instruction: str, output: str, broken: bool) -> None:
+    from autoenvscaling.roles.proposer.staged.claims import contradiction, order_violation
+
+    inputs = {"/app/log": "10.0.0.1 GET /a 404\n10.0.0.3 GET /b 500\n"}
+    found = order_violation(instruction, output, inputs)
+    assert (found is not None) == broken
+    assert contradiction(instruction, output, inputs) == found
+    if found:
+        assert '"descending"' in found and "`200 126` comes before `201 11`" in found
+
+
 def test_inputs_the_instruction_names_but_the_script_never_reads_are_found_and_noted() -> None:
     from autoenvscaling.roles.proposer.staged.text import unread_inputs, with_unread_note
 

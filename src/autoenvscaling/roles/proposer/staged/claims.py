@@ -55,6 +55,55 @@ def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     return None
 
 
+_DESCENDING = re.compile(r"\b(?:descending|decreasing|largest first|highest first|most frequent first)\b")
+_ASCENDING = re.compile(r"\b(?:ascending|increasing|smallest first|lowest first|least frequent first)\b")
+
+
+def order_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why the output contradicts an order the instruction states (``sorted by frequency in descending order``),
+    or None: the instruction names one direction only, in a sentence with no negation, and no column of the
+    output that holds a number on every line (a last ``total 244`` line left out) runs that way (yield
+    series v13 #11 said "by frequency in descending order" of a list sorted by status code, smallest first).
+    Not for a filter (every output line an input line): its order may be one of a field that is no plain
+    number, such as a timestamp."""
+    lower = " ".join(
+        sentence
+        for sentence in re.split(r"[.;\n]", instruction.lower())
+        if not re.search(r"\b(?:not|no|nor|unless|except)\b", sentence)
+    )
+    down, up = bool(_DESCENDING.search(lower)), bool(_ASCENDING.search(lower))
+    known = {ln for text in inputs.values() for ln in normalized(text)}
+    if all(ln in known for ln in normalized(output) if ln):
+        return None
+    rows = [ln.split() for ln in normalized(output) if ln]
+    if rows and rows[-1][0].lower().rstrip(":") in ("total", "sum", "all", "overall"):
+        rows = rows[:-1]
+    if down == up or len(rows) < 2:
+        return None
+    width = min(len(r) for r in rows)
+    columns = [[float(r[j]) for r in rows] for j in range(width) if all(_number(r[j]) for r in rows)]
+    if not columns:
+        return None
+    if any(c == sorted(c, reverse=down) for c in columns):
+        return None
+    word = (_DESCENDING if down else _ASCENDING).search(lower)
+    assert word is not None
+    return (
+        f'the instruction says "{word.group(0)}", but no number column of the output runs that way '
+        f"(`{' '.join(rows[0])}` comes before `{' '.join(rows[1])}`)"
+    )
+
+
+def _number(field: str) -> bool:
+    return re.fullmatch(r"-?\d+(?:\.\d+)?", field) is not None
+
+
+def contradiction(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """The first way the output contradicts what the instruction states: a comparison (``claim_violation``) or
+    an order (``order_violation``); None when neither."""
+    return claim_violation(instruction, output, inputs) or order_violation(instruction, output, inputs)
+
+
 _NAMED_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 
 

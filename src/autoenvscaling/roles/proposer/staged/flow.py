@@ -15,7 +15,7 @@ from autoenvscaling.roles.proposer.novelty import check_novelty
 from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import BudgetSpent
-from autoenvscaling.roles.proposer.staged.claims import claim_violation, phantom_paths
+from autoenvscaling.roles.proposer.staged.claims import contradiction, phantom_paths
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.episode import (
     ANSWER_IN_INSTRUCTION,
@@ -141,9 +141,9 @@ def _imprecision(ep: Episode) -> tuple[list[str], list[str]]:
 
 
 def _contradiction(ep: Episode) -> str | None:
-    """The comparison the instruction states that the last run's output breaks (``claim_violation``), or None."""
+    """What the instruction states that the last run's output breaks (``claims.contradiction``), or None."""
     output = ep.last_run.outputs.get(ep.output) if ep.last_run else None
-    return claim_violation(ep.files.instruction, output or "", ep.inputs)
+    return contradiction(ep.files.instruction, output or "", ep.inputs)
 
 
 def precision_repair(ep: Episode) -> None:
@@ -197,7 +197,7 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
         failure = (ANSWER_IN_INSTRUCTION, leak)
     elif given := solution_in_instruction(ep.files.instruction, ep.files.solve_sh):
         failure = (SOLUTION_IN_INSTRUCTION, given)
-    elif broken := claim_violation(ep.files.instruction, recording.outputs.get(ep.output) or "", ep.inputs):
+    elif broken := contradiction(ep.files.instruction, recording.outputs.get(ep.output) or "", ep.inputs):
         failure = (INSTRUCTION_CONTRADICTS_OUTPUT, broken)
     if failure is None:
         return recording, expectations
