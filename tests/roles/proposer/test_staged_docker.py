@@ -350,6 +350,20 @@ def test_a_path_typo_is_fixed_by_the_harness_without_a_model_call(tmp_path: Path
     assert "/app/data/access.log" in model.calls[2][-1].content and "acess" not in model.calls[2][-1].content
 
 
+def test_a_run_that_selected_nothing_is_repaired_with_the_inputs_fields(tmp_path: Path, backend: DockerBackend) -> None:
+    # yield series v13 #14: three scripts in a row matched /^40[0-9]/ against lines that start with an IP
+    nothing = "```bash\nawk '/^404/' /app/data/access.log | wc -l > /app/count404.txt\n```"  # writes 0
+    replies = [json.dumps(IDEA), nothing, GOOD, INSTRUCTION, OK]
+    solver = ("```bash\ngrep -c 404 /app/data/access.log > /app/count404.txt\n```", "submit")
+    record, model = _run(tmp_path, backend, replies, solver, staged={"order": "solution_first"})
+    assert record.verdict == "valid", record
+    repair = model.calls[2][-1].content
+    assert "nothing of the input reached /app/count404.txt" in repair
+    assert "A line of /app/data/access.log, split at blanks: $1 `10.0.0.1`, $2 `GET`, $3 `/index.html`, $4 `200`" in (
+        repair
+    )
+
+
 GZ = "gzip -c /app/data/access.log > /tmp/a.gz && "
 
 

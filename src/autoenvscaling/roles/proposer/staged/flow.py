@@ -31,6 +31,7 @@ from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, R
 from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import (
     answer_in_instruction,
+    field_map,
     solution_in_instruction,
     unnamed_references,
     unread_inputs,
@@ -55,6 +56,19 @@ def redo_data(ep: Episode, problem: tuple[str, str], done: bool) -> bool:
     ep.log.decisions.append(f"fix_data: {problem[0]}")
     ep.ask_data(problem[1])
     return True
+
+
+def explained(ep: Episode, problem: tuple[str, str]) -> str:
+    """The failure shown with a repair; a run that selected nothing also gets the first line of the first input
+    the script names, split into awk's numbered fields (yield series v13 #14: three scripts in a row matched
+    ``/^40[0-9]/`` against lines that start with an IP)."""
+    if problem[0] not in _NOTHING_SELECTED:
+        return problem[1]
+    for path, text in ep.inputs.items():
+        line = next((ln for ln in text.splitlines() if ln.strip()), "")
+        if path in ep.files.solve_sh and line:
+            return f"{problem[1]}\nA line of {path}, {field_map(line)}"
+    return problem[1]
 
 
 def solve_loop(ep: Episode) -> bool:
@@ -99,7 +113,7 @@ def solve_loop(ep: Episode) -> bool:
                 return True
             return False
         attempts += 1
-        ep.retry(ep.ask_solution, attempts, problem[1])
+        ep.retry(ep.ask_solution, attempts, explained(ep, problem))
 
 
 def solution_first_loop(ep: Episode) -> bool:
@@ -119,7 +133,7 @@ def solution_first_loop(ep: Episode) -> bool:
         if attempts >= ep.config.solution_samples:
             return False
         attempts += 1
-        ep.retry(ep.ask_solution_first, attempts, problem[1])
+        ep.retry(ep.ask_solution_first, attempts, explained(ep, problem))
     ep.log.guard, ep.log.guard_detail = None, ""
     ep.ask_describe()
     decision = ep.ask_decision(observation)

@@ -265,6 +265,13 @@ def field_note(line: str, fields: list[str]) -> str:
     return f"split at blanks, its {', '.join(parts)}" if parts else ""
 
 
+def field_map(line: str, most: int = 12) -> str:
+    """``line`` split as awk splits it, each field by number: ``$1 `10.0.0.1`, $2 `GET`, ...`` (at most ``most``)."""
+    words = line.split()
+    shown = ", ".join(f"${n} `{w}`" for n, w in enumerate(words[:most], 1))
+    return f"split at blanks: {shown}" + (f", ... ({len(words)} fields)" if len(words) > most else "")
+
+
 def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> str:
     """The instruction plus the first line of each text input the script reads (the fields and separators a
     solver needs to parse it), when that line is short and the instruction does not quote it already. After
