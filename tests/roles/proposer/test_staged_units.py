@@ -419,6 +419,10 @@ def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_
     assert script_references(script, "/app/out.txt") == ["/srv/data", "/app/data/access.log", "backup", "run", "400"]
     told = "Under /srv/data, list the files owned by backup; use /app/data/access.log with status 4000."
     assert unnamed_references(told, script, "/app/out.txt") == ["run", "400"]  # 4000 is not 400
+    # a value inside a path names nothing (v13 #18: the rule was only in /app/status_over_400.txt's name)
+    over = "awk '$4 > 400' /app/data/access.log > /app/status_over_400.txt"
+    assert unnamed_references("Read /app/data/access.log, write /app/status_over_400.txt.", over, "/x") == ["400"]
+    assert unnamed_references("Keep status over 400 of /app/data/access.log.", over, "/x") == []
     assert with_references("Do it.", ["/srv/data", "run"]) == (
         "Do it.\nThe input is in /srv/data. The rule uses these values: `run`."
     )

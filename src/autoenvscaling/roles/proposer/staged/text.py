@@ -166,13 +166,15 @@ def unnamed_references(instruction: str, solve_sh: str, output: str) -> list[str
     """The script's references (``script_references``) that the instruction never mentions: a blind solver
     cannot guess a threshold, a keyword or a directory it was not told."""
     missing = []
+    # A value inside a path names nothing: /app/status_over_400.txt does not say "400" (yield series v13 #18).
+    prose = _PATH.sub(" ", instruction)
     for ref in script_references(solve_sh, output):
         if ref.startswith("/"):
             found = ref in instruction
         elif ref[0].isdigit() or ref[0] == "-":
-            found = re.search(rf"(?<![\d.]){re.escape(ref)}(?!\d)", instruction) is not None
+            found = re.search(rf"(?<![\d.]){re.escape(ref)}(?!\d)", prose) is not None
         else:  # a whole word, any case: "POST" is not named by /app/countpost.txt
-            found = re.search(rf"(?<![\w]){re.escape(ref)}(?![\w])", instruction, re.IGNORECASE) is not None
+            found = re.search(rf"(?<![\w]){re.escape(ref)}(?![\w])", prose, re.IGNORECASE) is not None
         if not found:
             missing.append(ref)
     return missing
