@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -13,19 +12,14 @@ from typing import Any
 import pytest
 
 from autoenvscaling.train.rows import load_rows
+from bench_module import load_bench
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "train_env.py"
 SEED_TASK = Path(__file__).resolve().parents[2] / "examples" / "flywheel" / "tasks" / "seed-count-words"
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train_env_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the module's annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("train_env")
 
 
 def test_scripted_rollouts_are_the_oracles_commands_and_nothing(bench: ModuleType, export_dir: Path) -> None:

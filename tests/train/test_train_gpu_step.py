@@ -3,13 +3,13 @@ sandbox, and the figures it prints (here with the tiny model's architecture)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from bench_module import load_bench
 
 pytest.importorskip("trl")
 pytestmark = [
@@ -21,12 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train_gpu_step_bench", REPO / "benchmarks" / "train_gpu_step.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("train_gpu_step")
 
 
 def test_one_step_with_random_weights_of_an_architecture(tmp_path: Path) -> None:

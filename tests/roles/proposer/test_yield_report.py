@@ -4,24 +4,17 @@ with its 95% bounds, where a baseline without any valid environment still bounds
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "generation_yield.py"
+from bench_module import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generation_yield_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("generation_yield")
 
 
 def test_the_wilson_interval_is_exact_at_its_ends(bench: ModuleType) -> None:
