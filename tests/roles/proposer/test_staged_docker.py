@@ -375,6 +375,8 @@ GZ = "gzip -c /app/data/access.log > /tmp/a.gz && "
         (GZ + "sort -k4 /tmp/a.gz > /app/out.txt", rec.OUTPUT_BINARY, "gz", 4),
         # grep -o whose pattern stops inside the status code: every line ends in "40" or "50"
         ("grep -oE '^.* [45]0' /app/data/access.log > /app/out.txt", rec.OUTPUT_CUTS_FIELDS, "grep-o", 3),
+        # `|` in a basic regex is a plain character: -v removed nothing
+        ("grep -v '404|500' /app/data/access.log > /app/out.txt", rec.OUTPUT_COPIES_INPUT, "grep-E", 1),
         (GZ + "cat /tmp/a.gz /app/data/access.log | sort -u > /app/out.txt", rec.OUTPUT_BINARY, "gz", 4),
         # every guard passes, and grep skipped the compressed copy without a word: its 2 lines are missing
         (GZ + "grep ' 404$' /app/data/access.log /tmp/a.gz | awk '{print $3}' > /app/out.txt", None, "gz", 4),

@@ -8,6 +8,7 @@ import pytest
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.fixes import (
     command_spans,
+    grep_alternation,
     grep_whole_lines,
     grep_without_names,
     gz_as_text,
@@ -42,6 +43,25 @@ def test_commands_are_split_outside_quotes_only() -> None:
 )
 def test_grep_gets_h(script: str, fixed: str) -> None:
     assert grep_without_names(script) == fixed
+
+
+@pytest.mark.parametrize(
+    ("script", "fixed"),
+    [
+        # yield series v14 #0: `|` is a plain character in a basic regex, so -v removed nothing
+        ("grep -v '404|500' /app/a > /app/r", "grep -E -v '404|500' /app/a > /app/r"),
+        ('zgrep -h "GET|PUT" /app/a /app/b.gz', 'zgrep -E -h "GET|PUT" /app/a /app/b.gz'),
+        ("grep -c x /app/a | grep -v 'a|b' > /app/r", "grep -c x /app/a | grep -E -v 'a|b' > /app/r"),
+        # left alone: a syntax chosen already, an escaped \|, egrep, no grep
+        ("grep -Fv 'a|b' /app/a", None),
+        ("grep -P 'a|b' /app/a", None),
+        ("grep 'a\\|b' /app/a", None),
+        ("egrep 'a|b' /app/a", None),
+        ("awk '/a|b/' /app/a", None),
+    ],
+)
+def test_grep_reads_an_alternation_as_one(script: str, fixed: str | None) -> None:
+    assert grep_alternation(script) == (fixed if fixed is not None else script)
 
 
 @pytest.mark.parametrize(
@@ -118,6 +138,9 @@ def test_a_fix_is_tried_only_for_the_failure_it_explains() -> None:
     # Nothing to fix: a clean run, a failure none of the pitfalls explains, a script without the pitfall.
     cut = shell_fix("grep -oE '^[^ ]+ [4-9]' /app/logs/access.log > /app/r", (rec.OUTPUT_CUTS_FIELDS, ""), _run(), LOGS)
     assert cut is not None and cut.name == "grep-o" and cut.script.startswith("grep -E '^")
+    alt = shell_fix("grep -v '404|500' /app/logs/access.log > /app/r", (rec.OUTPUT_COPIES_INPUT, ""), _run(), LOGS)
+    assert alt is not None and alt.name == "grep-E" and alt.script.startswith("grep -E -v")
+    assert shell_fix("grep -v '404|500' /app/logs/access.log > /app/r", (rec.OUTPUT_UNSTABLE, ""), _run(), LOGS) is None
     assert shell_fix(plain, None, _run(), LOGS) is None
     assert shell_fix(f"grep a {FILES} > /app/r", (rec.OUTPUT_UNSTABLE, "..."), _run(), LOGS) is None
     assert shell_fix("wc -l /app/logs/access.log > /app/r", prefix, _run(), LOGS) is None

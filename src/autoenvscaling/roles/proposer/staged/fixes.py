@@ -12,6 +12,8 @@ call is spent. The pitfalls (7 of the 28 staged episodes of yield series v10 and
   ``<(zcat -f FILE)``.
 - ``grep-o``  grep -o whose pattern stops inside a field, so every line is cut short (``output-cuts-fields``):
   whole lines (the ``o`` option dropped).
+- ``grep-E``  a basic-regex grep whose quoted pattern has an alternation (``grep -v '404|500'``: ``|`` is a plain
+  character there, so the filter matched nothing; ``output-copies-input``, an empty output): ``grep -E``.
 - ``path``    the script reads an input path that does not exist, and one input's path is a near miss of it,
   clearly nearer than any other input's (``access.log.2gz`` for ``access.log.2.gz``): the input's path.
 """
@@ -45,6 +47,10 @@ _MARGIN = 0.04  # the nearest input must be nearer than the next one by this muc
 _GZ_SIGNS = frozenset(
     {rec.OUTPUT_BINARY, rec.OUTPUT_EMPTY, rec.OUTPUT_FILE_PREFIX, rec.OUTPUT_WITHOUT_DATA, rec.SOLUTION_FAILED}
 )
+
+
+# The failed guards that a pattern which matched nothing (or, under -v, everything) can explain.
+_NO_MATCH_SIGNS = frozenset({rec.OUTPUT_COPIES_INPUT, rec.OUTPUT_EMPTY, rec.OUTPUT_WITHOUT_DATA})
 
 
 class ShellFix(BaseModel):
@@ -123,6 +129,26 @@ def grep_whole_lines(script: str) -> str:
     return _segments(script, _GREP, lambda seg: _GREP_OPTIONS.sub(options, seg))
 
 
+# A grep-family word that reads basic regexes (egrep, fgrep and zegrep have their own syntax), its option words,
+# and a quoted pattern right after them.
+_BASIC_GREP = re.compile(r"(?<![\w./-])(?:/usr/bin/|/bin/)?(z?grep)((?:\s+-[\w-]+)*)\s+(['\"])(.*?)\3")
+
+
+def grep_alternation(script: str) -> str:
+    """``grep -v '404|500'`` -> ``grep -E -v '404|500'``: a basic-regex grep whose quoted pattern holds an
+    unescaped ``|`` reads extended regexes (options that already pick a syntax, -E, -F, -P, -G, stay as they are)."""
+
+    def extended(m: re.Match[str]) -> str:
+        options = "".join(w.lstrip("-") for w in m.group(2).split() if not w.startswith("--"))
+        syntax = set(options) & set("EFPG") or any(w.startswith("--") and "regexp" in w for w in m.group(2).split())
+        if syntax or not re.search(r"(?<!\\)\|", m.group(4)):
+            return m.group(0)
+        at = m.start(2) - m.start(0)
+        return m.group(0)[:at] + " -E" + m.group(0)[at:]
+
+    return _segments(script, _BASIC_GREP, lambda seg: _BASIC_GREP.sub(extended, seg))
+
+
 def gz_as_text(script: str) -> str:
     """Every simple command that names a .gz path and is not one that reads .gz itself is made to decompress it."""
 
@@ -189,6 +215,10 @@ def shell_fix(script: str, problem: tuple[str, str] | None, run: rec.SolutionRun
         fixed = grep_without_names(fixed)
         names.append("grep-h")
         details.append("grep -h: no file name in front of each line")
+    if check in _NO_MATCH_SIGNS and grep_alternation(fixed) != fixed:
+        fixed = grep_alternation(fixed)
+        names.append("grep-E")
+        details.append("grep -E: the pattern's | is an alternation, not a plain character")
     if check == rec.OUTPUT_CUTS_FIELDS and grep_whole_lines(fixed) != fixed:
         fixed = grep_whole_lines(fixed)
         names.append("grep-o")
