@@ -428,6 +428,9 @@ def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_
     )
     assert with_references("Do it.", []) == "Do it."
     # a file the script writes is no input where it is read back either
+    # v14 P1 #0 was told "The inputs are in /index/d, ...": a sed program is no path
+    assert script_references("sed '/index/d' /app/a.log > /app/r", "/app/r") == ["/app/a.log"]
+    assert script_references("sed -n '/GET/p; /PUT/p' /app/a.log > /app/r", "/app/r") == ["/app/a.log"]
     joined = "cat /app/logs/a.log /app/logs/b.log > /app/logs/combined.log\ngrep 500 /app/logs/combined.log > /app/r"
     assert script_references(joined, "/app/r") == ["/app/logs/a.log", "/app/logs/b.log"]
 

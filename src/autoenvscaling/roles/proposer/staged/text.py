@@ -105,7 +105,9 @@ _SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/", "/tmp/", "/usr/", "/bin/", "/sbi
 _PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/?)+)")
 _WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
 _QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z][\w.@:-]{1,30})\1""")
-_REGEX_TAIL = re.compile(r"/\s*(?:[{'\"]|$)", re.MULTILINE)
+# An awk or sed address, not a path: `/400/ {`, `/ERROR/'`, sed's `/index/d'` (a command letter after it).
+_ADDRESS = re.compile(r"/[^/\s]+/[dpI!]?")
+_ADDRESS_END = re.compile(r"\s*(?:[{'\";]|$)", re.MULTILINE)
 _QUOTED_SPAN = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _COMPARED = re.compile(r"(?:>=|<=|==|!=|(?<![-=<>])[<>](?![>&=])|-(?:gt|ge|lt|le|eq|ne))\s*(-?\d+(?:\.\d+)?)\b")
 
@@ -142,8 +144,8 @@ def script_references(solve_sh: str, output: str) -> list[str]:
         path = m.group(1).rstrip("/")
         if path in written:
             continue
-        if path.count("/") == 1 and _REGEX_TAIL.match(body, m.end(1) - m.group(1).endswith("/")):
-            continue  # an awk or sed pattern (`/400/ {`, `/ERROR/'`), not a path
+        if _ADDRESS.fullmatch(m.group(1)) and _ADDRESS_END.match(body, m.end(1)):
+            continue
         if path and path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
             refs.append(path)
     for m in _QUOTED.finditer(body):
