@@ -183,6 +183,24 @@ def test_lines_cut_inside_a_field_are_found(text: str, flagged: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("+0000]\n+0000]\n+0000]\nto\n+0000]\n", True),  # v14 #2: the time zone, the same on every log line
+        ("10.0.0.1\n10.0.0.1\n10.0.0.1\n", False),  # one IP, but not every input line's
+        ("+0000]\nto\nx\n", False),  # one line of three
+        ("GET\nGET\n", False),  # two lines: too few to tell
+    ],
+)
+def test_a_field_every_input_line_holds_is_no_answer(text: str, flagged: bool) -> None:
+    from autoenvscaling.roles.proposer.staged.record import OUTPUT_CONSTANT_FIELD
+
+    log = "".join(f'10.0.0.{i % 3} - - [05/Mar/2024:00:1{i}:50 +0000] "GET /x HTTP/1.1" 200 1\n' for i in range(9))
+    log += '10.0.0.1 - - [05/Mar/2024:00:19:50 +0000] "GET /y HTTP/1.1" 404 1\n'
+    problem = mechanical_problem(_run(outputs={"/app/out.txt": text}), {"/app/log": log}, "awk '{print $5}' /app/log")
+    assert (problem[0] if problem else None) == (OUTPUT_CONSTANT_FIELD if flagged else None)
+
+
+@pytest.mark.parametrize(
     ("text", "solve", "flagged"),
     [
         # yield series v13 #10: uniq -c over whole log lines, then only the IP printed: every count is 1

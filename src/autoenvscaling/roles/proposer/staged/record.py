@@ -15,6 +15,7 @@ Guards of ``record``, each with its own check id:
 - ``output-overwritten``   two commands write the output with ``>``: the second replaces the first's lines
 - ``output-cuts-fields``   the output's lines are pieces of input lines that stop inside a field (``grep -o``)
 - ``output-repeats-counts`` a script that counts with ``uniq -c`` lists one line three times or more
+- ``output-constant-field``  most output lines are one value that nearly every input line holds (``+0000]``)
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ OUTPUT_WITHOUT_DATA = "output-without-data"
 OUTPUT_OVERWRITTEN = "output-overwritten"
 OUTPUT_CUTS_FIELDS = "output-cuts-fields"
 OUTPUT_REPEATS_COUNTS = "output-repeats-counts"
+OUTPUT_CONSTANT_FIELD = "output-constant-field"
 DRAFT_BUILD = "draft-build"
 CROSS_ORACLE = "cross-oracle"
 GUARDS = (
@@ -240,6 +242,21 @@ def repeated_count(text: str, solve_sh: str) -> tuple[str, int] | None:
     return (line, lines.count(line)) if lines.count(line) >= 3 else None
 
 
+def constant_field(text: str, inputs: dict[str, str]) -> tuple[str, int, int] | None:
+    """``(value, lines, of)`` when 80 % or more of ``text``'s lines (3 or more) are one value that 90 % or more of
+    the input lines hold as a field, or None: the script printed a field that is the same on every line, which
+    says nothing of the rule (yield series v14 #2: ``+0000]``, the log's time zone, on 12 of 13 lines)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    sources = [ln.split() for data in inputs.values() for ln in data.splitlines() if ln.strip()]
+    if len(lines) < 3 or not sources:
+        return None
+    value = max(set(lines), key=lines.count)
+    if 5 * lines.count(value) < 4 * len(lines) or " " in value:
+        return None
+    holding = sum(value in fields for fields in sources)
+    return (value, lines.count(value), len(lines)) if 10 * holding >= 9 * len(sources) else None
+
+
 def data_free(text: str, solve_sh: str) -> bool:
     """No number of ``text`` other than 0, and every other word of it written in ``solve_sh`` itself: nothing of
     the input reached the output (a rule that matched nothing leaves ``total``, ``-`` lines or ``0`` behind)."""
@@ -305,6 +322,12 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str =
                 f"the lines of {path} stop inside a field of their input line: `{piece[0]}` is cut from "
                 f"`{piece[1]}`. grep -o prints only the part its pattern matched; print whole lines (no -o), or "
                 "make the pattern end where a field ends"
+            )
+        if constant := constant_field(text, inputs):
+            return OUTPUT_CONSTANT_FIELD, (
+                f"{path} is `{constant[0]}` on {constant[1]} of its {constant[2]} lines, a field that nearly every "
+                "input line holds: it says nothing of the rule; print the field the rule is about (count the fields "
+                "of an input line)"
             )
         if repeated := repeated_count(text, solve_sh):
             return OUTPUT_REPEATS_COUNTS, (
