@@ -220,6 +220,22 @@ def test_an_idea_about_the_second_task_makes_it_the_parent(tmp_path: Path) -> No
     assert lineage == {"parent": "worked-example", "operator": "filter"}
 
 
+def test_the_idea_prompt_says_when_the_parent_has_no_lines_to_filter(tmp_path: Path) -> None:
+    """v13 #13: a text filter ("lines that contain admin") on the file-permission parent, with no second task."""
+    first = _parent(make_parent(tmp_path, "audit", files={}, copy="RUN mkdir -p /srv/data", instruction=AUDIT,
+                                solve=AUDIT_SOLVE))  # fmt: skip
+    idea = {**COMBINE_IDEA, "operator": "filter", "change": "list the world-writable files owned by root"}
+    for second, combine in ((None, False), (_worked(), True)):
+        model = SchemaModel([json.dumps(idea)])
+        assert _episode(tmp_path, model, first, second).ask_idea()
+        prompt = model.calls[0][-1].content
+        assert "The parent has no input text file" in prompt and "no lines to filter" in prompt
+        assert ("unless you combine it with the second task" in prompt) is combine
+    model = SchemaModel([json.dumps(idea)])
+    assert _episode(tmp_path, model, _worked(), None).ask_idea()
+    assert "no input text file" not in model.calls[0][-1].content
+
+
 def test_an_idea_about_the_parent_keeps_it(tmp_path: Path) -> None:
     first = _parent(make_parent(tmp_path, "audit", files={}, copy="RUN mkdir -p /srv/data", instruction=AUDIT,
                                 solve=AUDIT_SOLVE))  # fmt: skip

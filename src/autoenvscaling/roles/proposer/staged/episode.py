@@ -230,6 +230,8 @@ class Episode:
                 findings=findings,
                 operators=self.operators,
                 compares=COMPARE_HELP,
+                parent_has_inputs=bool(self.ctx.parent.data),
+                can_combine="combine" in self.operators,
             )
             idea = parse_json(reply, Idea)
             if isinstance(idea, Idea):
