@@ -188,6 +188,15 @@ def _reads_gz_as_text(script: str) -> bool:
     return gz_as_text(script) != script
 
 
+# The grep rewrites: the failed guards each one explains, the rewrite, its name and what it changes.
+_GREP_FIXES: tuple[tuple[frozenset[str], Callable[[str], str], str, str], ...] = (
+    (frozenset({rec.OUTPUT_FILE_PREFIX}), grep_without_names, "grep-h", "grep -h: no file name in front of each line"),
+    (_NO_MATCH_SIGNS, grep_alternation, "grep-E", "grep -E: the pattern's | is an alternation, not a plain character"),
+    (frozenset({rec.OUTPUT_CUTS_FIELDS}), grep_whole_lines, "grep-o", "grep without -o: whole lines, not the part the "
+     "pattern matched"),
+)  # fmt: skip
+
+
 def shell_fix(script: str, problem: tuple[str, str] | None, run: rec.SolutionRun, inputs: list[str]) -> ShellFix | None:
     """The rewrite of ``script`` that the run (``problem``: its first failed guard, or None) calls for, or None.
 
@@ -211,18 +220,11 @@ def shell_fix(script: str, problem: tuple[str, str] | None, run: rec.SolutionRun
         fixed = gz_as_text(fixed)
         names.append("gz")
         details.append("a .gz input read as text is decompressed (zgrep, zcat -f)")
-    if check == rec.OUTPUT_FILE_PREFIX and grep_without_names(fixed) != fixed:
-        fixed = grep_without_names(fixed)
-        names.append("grep-h")
-        details.append("grep -h: no file name in front of each line")
-    if check in _NO_MATCH_SIGNS and grep_alternation(fixed) != fixed:
-        fixed = grep_alternation(fixed)
-        names.append("grep-E")
-        details.append("grep -E: the pattern's | is an alternation, not a plain character")
-    if check == rec.OUTPUT_CUTS_FIELDS and grep_whole_lines(fixed) != fixed:
-        fixed = grep_whole_lines(fixed)
-        names.append("grep-o")
-        details.append("grep without -o: whole lines, not the part the pattern matched")
+    for signs, rewrite, name, detail in _GREP_FIXES:
+        if check in signs and rewrite(fixed) != fixed:
+            fixed = rewrite(fixed)
+            names.append(name)
+            details.append(detail)
     if fixed == script:
         return None
     return ShellFix(name="+".join(names), script=fixed, detail="; ".join(details))
