@@ -629,8 +629,15 @@ def test_a_filter_whose_lines_break_the_comparison_its_instruction_states_is_fou
     assert (found is not None) == (broken is not None), found
     if broken:
         assert f'says "{broken}"' in found  # type: ignore[operator]
-    # not a filter (a line no input holds): nothing is read from the instruction
-    assert claim_violation(instruction, "500 1\n", {"/app/data/access.log": LOG}) is None
+    # not a filter, and no column of values the inputs hold: nothing to compare
+    assert claim_violation(instruction, "700 1\n", {"/app/data/access.log": LOG}) is None
+    # no filter: counts per status code (v14 #4: "greater than 400", and the counts listed status 200)
+    counts = "2 200\n1 404\n1 500\ntotal 4\n"
+    found = claim_violation("Count the requests with status greater than 400.", counts, {"/app/data/access.log": LOG})
+    assert found is not None and "`2 200`" in found
+    assert claim_violation("Count the requests with status greater than 400.", "1 404\n1 500\ntotal 2\n",
+                           {"/app/data/access.log": LOG}) is None  # fmt: skip
+    assert claim_violation("Sizes above 100.", "250\n", {"/app/data/access.log": LOG}) is None  # 250: no input field
 
 
 @pytest.mark.parametrize(

@@ -27,18 +27,26 @@ _NOT_A_PLAIN_CLAIM = re.compile(
 
 
 def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
-    """Why the output of a filter contradicts a comparison the instruction states, or None.
+    """Why the output contradicts a comparison the instruction states, or None.
 
-    Only when every output line is a line of an input (a filter), for each plain claim (``status code less than
-    500``: no negation and no "or" in its sentence) of a number with as many digits as the values of some whole
-    number field of the output's lines: when no such field holds the claim on every line, the output contradicts
-    it (yield series v13 #0: "status code less than 500", and the recorded lines held a 500). A claim that no
-    field can be compared with (a count, a size) is not checked."""
+    For each plain claim (``status code less than 500``: no negation and no "or" in its sentence) of a number
+    with as many digits as the values of some whole-number column of the output: when no such column holds the
+    claim on every line, the output contradicts it (yield series v13 #0: "status code less than 500", and the
+    recorded lines of a filter held a 500). For an output that is no filter (counts per status code), only a
+    column whose every value is a field of the inputs is compared, a last ``total`` line left out (v14 #4:
+    "greater than 400", and the counts listed status 200). A claim that no column can be compared with (a count,
+    a size) is not checked."""
     lines = [ln for ln in normalized(output) if ln]
     known = {ln for text in inputs.values() for ln in normalized(text)}
-    if not lines or not all(ln in known for ln in lines):
+    if not lines:
         return None
+    # Not a filter (counts per status, say): only a column whose every value is a field of the inputs is compared.
+    fields = None if all(ln in known for ln in lines) else {f for ln in known for f in ln.split()}
     rows = [ln.split() for ln in lines]
+    if fields is not None and rows[-1][0].lower().rstrip(":") in ("total", "sum", "all", "overall"):
+        rows = rows[:-1]
+    if not rows:
+        return None
     width = min(len(r) for r in rows)
     for sentence in re.split(r"[.;\n]", instruction):
         lower = sentence.lower()
@@ -46,9 +54,14 @@ def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
             continue
         for m in _CLAIM.finditer(lower):
             op, number = _CLAIM_OPS[m.group(1)], int(m.group(2))
-            fields = [j for j in range(width) if all(r[j].isdigit() and len(r[j]) == len(m.group(2)) for r in rows)]
-            if fields and not any(all(op(int(r[j]), number) for r in rows) for j in fields):
-                j = fields[-1]
+            digits = len(m.group(2))
+            columns = [
+                j
+                for j in range(width)
+                if all(r[j].isdigit() and len(r[j]) == digits and (fields is None or r[j] in fields) for r in rows)
+            ]
+            if columns and not any(all(op(int(r[j]), number) for r in rows) for j in columns):
+                j = columns[-1]
                 bad = next(" ".join(r) for r in rows if not op(int(r[j]), number))
                 claim = sentence[m.start() : m.end()]
                 return f'the instruction says "{claim}", but the output line `{bad}` does not hold it'
