@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
-from autoenvscaling.roles.proposer.staged.text import written_paths
+from autoenvscaling.roles.proposer.staged.text import ABS_PATH, written_paths
 
 _CLAIM = re.compile(
     r"(greater than or equal to|less than or equal to|greater than|less than|more than|higher than|lower than"
@@ -43,8 +43,8 @@ def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     # Not a filter (counts per status, say): only a column whose every value is a field of the inputs is compared.
     fields = None if all(ln in known for ln in lines) else {f for ln in known for f in ln.split()}
     rows = [ln.split() for ln in lines]
-    if fields is not None and rows[-1][0].lower().rstrip(":") in ("total", "sum", "all", "overall"):
-        rows = rows[:-1]
+    if fields is not None:
+        rows = _without_total(rows)
     if not rows:
         return None
     width = min(len(r) for r in rows)
@@ -89,8 +89,7 @@ def order_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     if all(ln in known for ln in normalized(output) if ln):
         return None
     rows = [ln.split() for ln in normalized(output) if ln]
-    if rows and rows[-1][0].lower().rstrip(":") in ("total", "sum", "all", "overall"):
-        rows = rows[:-1]
+    rows = _without_total(rows)
     if down == up or len(rows) < 2:
         return None
     width = min(len(r) for r in rows)
@@ -107,6 +106,11 @@ def order_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     )
 
 
+def _without_total(rows: list[list[str]]) -> list[list[str]]:
+    """``rows`` without a last ``total 244`` (``sum``, ``all``, ``overall``) line."""
+    return rows[:-1] if rows and rows[-1][0].lower().rstrip(":") in ("total", "sum", "all", "overall") else rows
+
+
 def _number(field: str) -> bool:
     return re.fullmatch(r"-?\d+(?:\.\d+)?", field) is not None
 
@@ -115,9 +119,6 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str]) -> str 
     """The first way the output contradicts what the instruction states: a comparison (``claim_violation``) or
     an order (``order_violation``); None when neither."""
     return claim_violation(instruction, output, inputs) or order_violation(instruction, output, inputs)
-
-
-_NAMED_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 
 
 def phantom_paths(
@@ -133,7 +134,7 @@ def phantom_paths(
     roots = {p.split("/")[1] for p in known if p.count("/") >= 2}
     exists = known | dirs | written_paths(solve_sh)
     out: list[str] = []
-    for m in _NAMED_PATH.finditer(instruction):
+    for m in ABS_PATH.finditer(instruction):
         path = m.group(1).rstrip("./")  # a full stop after it, a glob's `*` (`/app/logs/access.log.*`)
         made = re.search(rf"(?<![\w.-]){re.escape(path.rsplit('/', 1)[-1])}(?![\w-]|\.\w)", dockerfile) is not None
         if path.count("/") and path.split("/")[1] in roots and path not in exists | set(out) and not made:

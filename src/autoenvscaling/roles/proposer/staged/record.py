@@ -24,6 +24,7 @@ import hashlib
 import itertools
 import re
 import shlex
+from collections import Counter
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -238,8 +239,8 @@ def repeated_count(text: str, solve_sh: str) -> tuple[str, int] | None:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return None
-    line = max(set(lines), key=lines.count)
-    return (line, lines.count(line)) if lines.count(line) >= 3 else None
+    line, times = Counter(lines).most_common(1)[0]
+    return (line, times) if times >= 3 else None
 
 
 def constant_field(text: str, inputs: dict[str, str]) -> tuple[str, int, int] | None:
@@ -250,11 +251,11 @@ def constant_field(text: str, inputs: dict[str, str]) -> tuple[str, int, int] | 
     sources = [ln.split() for data in inputs.values() for ln in data.splitlines() if ln.strip()]
     if len(lines) < 3 or not sources:
         return None
-    value = max(set(lines), key=lines.count)
-    if 5 * lines.count(value) < 4 * len(lines) or " " in value:
+    value, times = Counter(lines).most_common(1)[0]
+    if 5 * times < 4 * len(lines) or " " in value:
         return None
     holding = sum(value in fields for fields in sources)
-    return (value, lines.count(value), len(lines)) if 10 * holding >= 9 * len(sources) else None
+    return (value, times, len(lines)) if 10 * holding >= 9 * len(sources) else None
 
 
 def data_free(text: str, solve_sh: str) -> bool:

@@ -102,7 +102,7 @@ def findings_from_digest(digests: list[Any], limit: int = 6) -> list[str]:
 
 # Paths a script may use without the instruction naming them: the system's own files and scratch space.
 _SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/", "/tmp/", "/usr/", "/bin/", "/sbin/", "/lib", "/run/")
-_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/?)+)")
+ABS_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/?)+)")  # an absolute path in a script or a text
 _WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
 _QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z][\w.@:-]{1,30})\1""")
 # An awk or sed address, not a path: `/400/ {`, `/ERROR/'`, sed's `/index/d'` (a command letter after it).
@@ -119,7 +119,7 @@ def pattern_paths(solve_sh: str) -> set[str]:
     out = set()
     for span in _QUOTED_SPAN.finditer(solve_sh):
         inner = span.group(0)[1:-1]
-        for m in _PATH.finditer(inner):
+        for m in ABS_PATH.finditer(inner):
             if m.group(1).rstrip("/") != inner.strip().rstrip("/"):
                 out.add(m.group(1).rstrip("/"))
     return out
@@ -128,7 +128,7 @@ def pattern_paths(solve_sh: str) -> set[str]:
 def written_paths(solve_sh: str) -> set[str]:
     """The paths ``solve_sh`` writes (``>``, ``>>``, ``tee``, ``mkdir``) anywhere: read back later
     (``cat a b > /app/all.log; grep X /app/all.log``), such a path is still no input."""
-    return {m.group(1).rstrip("/") for m in _PATH.finditer(solve_sh) if _WRITTEN.search(solve_sh[: m.start()])}
+    return {m.group(1).rstrip("/") for m in ABS_PATH.finditer(solve_sh) if _WRITTEN.search(solve_sh[: m.start()])}
 
 
 def script_references(solve_sh: str, output: str) -> list[str]:
@@ -140,7 +140,7 @@ def script_references(solve_sh: str, output: str) -> list[str]:
     refs: list[str] = []
     body = "\n".join(ln.split(" #", 1)[0] for ln in solve_sh.splitlines() if not ln.lstrip().startswith("#"))
     written = written_paths(body)  # no input, also where the script reads it back
-    for m in _PATH.finditer(body):
+    for m in ABS_PATH.finditer(body):
         path = m.group(1).rstrip("/")
         if path in written:
             continue
@@ -169,7 +169,7 @@ def unnamed_references(instruction: str, solve_sh: str, output: str) -> list[str
     cannot guess a threshold, a keyword or a directory it was not told."""
     missing = []
     # A value inside a path names nothing: /app/status_over_400.txt does not say "400" (yield series v13 #18).
-    prose = _PATH.sub(" ", instruction)
+    prose = ABS_PATH.sub(" ", instruction)
     for ref in script_references(solve_sh, output):
         if ref.startswith("/"):
             found = ref in instruction
