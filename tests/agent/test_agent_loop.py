@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from autoenvscaling.agent import Agent, AgentConfig, TrajectoryRecorder, read_trajectory
+from autoenvscaling.agent.config import guarded_solver
 from autoenvscaling.agent.loop import truncate_output
 from autoenvscaling.llm.base import (
     Message,
@@ -324,6 +325,48 @@ def test_without_a_repeat_temperature_the_models_own_sampling_is_kept(sandbox: S
     )
     agent.run("task")
     assert "Not run again" in model.calls[2][-1].content and model.samplings == [None, None, None]
+
+
+def test_flag_reruns_notes_a_command_that_ran_before_to_the_same_output(sandbox: Sandbox, tmp_path: Path) -> None:
+    sandbox.exec("printf '1\\n2\\n' > in.txt")
+    loop = [bash("grep"), bash("cat in.txt"), bash("grep"), bash("cat in.txt")]
+    agent, model = make_agent([*loop, bash("echo 3 >> in.txt"), "submit"], sandbox, tmp_path, flag_reruns=True)
+    result = agent.run("task")
+    assert (result.exit_reason, agent.commands_run, agent.reruns) == ("submitted", 5, 2)
+    seen = [model.calls[i][-1].content for i in range(1, 6)]
+    assert ["You ran this same command before" in s for s in seen] == [False, False, True, True, False]
+    assert "Exit code: 0" in seen[3] and "1\n2" in seen[3]  # the rerun ran: its output is shown as usual
+    # The reply after each rerun is sampled hotter.
+    assert [s.temperature if s else None for s in model.samplings] == [None, None, None, 1.0, 1.0, None]
+    traj = read_trajectory(tmp_path / "agent" / "trajectory.json")
+    assert sum(bool(s.extra and s.extra.get("rerun_same_output")) for s in traj.steps) == 2
+    assert traj.extra is not None and traj.extra["reruns_same_output"] == 2
+
+
+def test_a_rerun_whose_output_changed_is_no_rerun(sandbox: Sandbox) -> None:
+    replies = [bash("cat log.txt"), bash("echo x >> log.txt"), bash("cat log.txt"), "submit"]
+    agent, model = make_agent(replies, sandbox, flag_reruns=True)
+    agent.run("task")
+    assert agent.reruns == 0 and "same command before" not in model.calls[3][-1].content
+    # Off (the loop's default), an A-B-A-B loop runs without a note.
+    agent, model = make_agent([bash("pwd"), bash("ls"), bash("pwd"), bash("ls"), "submit"], sandbox)
+    agent.run("task")
+    assert agent.reruns == 0 and all("same command before" not in c[-1].content for c in model.calls)
+
+
+def test_reruns_in_a_row_count_toward_max_repeats(sandbox: Sandbox) -> None:
+    loop = [bash("pwd"), bash("ls"), bash("pwd"), bash("ls"), bash("pwd"), bash("ls"), "submit"]
+    agent, _ = make_agent(loop, sandbox, flag_reruns=True, max_repeats=3)
+    result = agent.run("task")
+    assert (result.exit_reason, agent.commands_run, agent.reruns) == ("repeats", 5, 3)
+    # A command with a new result in between starts the count again.
+    broken = [*loop[:4], bash("echo new"), *loop[4:]]
+    agent, _ = make_agent(broken, sandbox, flag_reruns=True, max_repeats=3)
+    assert agent.run("task").exit_reason == "submitted"
+
+
+def test_the_round_solver_flags_reruns() -> None:
+    assert guarded_solver(10).flag_reruns and not AgentConfig().flag_reruns
 
 
 def test_review_before_submit_answers_the_first_submit_with_a_request_to_check(

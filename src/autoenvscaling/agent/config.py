@@ -61,6 +61,13 @@ class AgentConfig(BaseModel):
         description="a command identical to the previous one is not run again; the next reply is sampled at this "
         "temperature (None: the model's own), since small models loop on one reply",
     )
+    flag_reruns: bool = Field(
+        default=False,
+        description="a command that ran before (not just now) and prints exactly what it printed then is answered "
+        "with its output and a note that it told nothing new; the next reply is sampled at repeat_temperature and "
+        "such reruns in a row count toward max_repeats (small models alternate between two commands, A-B-A-B, "
+        "which the check on the previous command alone never sees)",
+    )
     templates: dict[str, str] = Field(
         default_factory=dict, description="template overrides by file name, e.g. {'system.j2': '...'}"
     )
@@ -77,4 +84,5 @@ def guarded_solver(max_turns: int) -> AgentConfig:
         preview_inputs=3,
         stop_after_block=True,
         max_repeats=3,
+        flag_reruns=True,
     )

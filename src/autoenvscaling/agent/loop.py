@@ -95,6 +95,9 @@ class Agent:
         self._errors_in_a_row = 0
         self._last_command: str | None = None
         self._ran: set[str] = set()  # every command run so far
+        self._results: dict[str, tuple[int, int]] = {}  # command -> (exit code, hash of output) of its last run
+        self.reruns = 0
+        self._reruns_in_a_row = 0
         self._sampling: Sampling | None = None  # set for the one call after a repeated command
         self.repeats = 0
         self._repeats_in_a_row = 0
@@ -129,6 +132,7 @@ class Agent:
                 wall_sec=round(self.elapsed(), 6),
                 format_errors=self.format_errors,
                 repeated_commands=self.repeats,
+                reruns_same_output=self.reruns,
             )
         return AgentResult(
             exit_reason=exit_reason,
@@ -189,7 +193,12 @@ class Agent:
         except SandboxError as e:
             self.record(response, action, [ObservationResult(source_call_id=self.call_id(action), content=str(e))])
             raise
-        self.observe(response, action, result)
+        rerun = self.is_rerun(action.command, result)
+        self.observe(response, action, result, rerun=rerun)
+        if rerun:
+            self.on_rerun()
+        else:
+            self._reruns_in_a_row = 0
 
     # -- the steps --
 
@@ -245,7 +254,15 @@ class Agent:
             self._timeout = max(1.0, min(self._timeout, self.config.max_wall_sec - self.elapsed()))
         return self.sandbox.exec(action.command, timeout=self._timeout)
 
-    def observe(self, response: ModelResponse, action: Action, result: ExecResult) -> None:
+    def is_rerun(self, command: str, result: ExecResult) -> bool:
+        """``command`` ran before with exactly this exit code and output (``flag_reruns``)."""
+        if not self.config.flag_reruns:
+            return False
+        outcome = (result.exit_code, hash(result.output))
+        before, self._results[command] = self._results.get(command), outcome
+        return before == outcome
+
+    def observe(self, response: ModelResponse, action: Action, result: ExecResult, rerun: bool = False) -> None:
         text = self.render(
             "observation.j2",
             exit_code=result.exit_code,
@@ -262,6 +279,7 @@ class Agent:
             skipped_blocks=len(action.skipped_blocks),
             first_block_repeated=action.first_block_repeated,
             deferred_submit=action.deferred_submit,
+            rerun=rerun,
         )
         self.add_feedback(text, action)
         facts = {
@@ -277,6 +295,8 @@ class Agent:
             extra["skipped_blocks"] = len(action.skipped_blocks)
         if action.first_block_repeated:
             extra["first_block_repeated"] = True
+        if rerun:
+            extra["rerun_same_output"] = True
         self.record(response, action, results, extra=extra or None)
 
     def on_review(self, response: ModelResponse, action: Action) -> None:
@@ -306,6 +326,16 @@ class Agent:
             self._sampling = Sampling(temperature=self.config.repeat_temperature)
         if self.config.max_repeats and self._repeats_in_a_row >= self.config.max_repeats:
             raise StuckRepeating(f"{self._repeats_in_a_row} replies in a row repeated the last command")
+
+    def on_rerun(self) -> None:
+        """An earlier command run again, to the same output: a loop over several commands; the next reply is sampled
+        hotter, and such reruns in a row count toward ``max_repeats``."""
+        self.reruns += 1
+        self._reruns_in_a_row += 1
+        if self.config.repeat_temperature is not None:
+            self._sampling = Sampling(temperature=self.config.repeat_temperature)
+        if self.config.max_repeats and self._reruns_in_a_row >= self.config.max_repeats:
+            raise StuckRepeating(f"{self._reruns_in_a_row} commands in a row ran again to the same output")
 
     def on_format_error(self, response: ModelResponse, error: FormatError) -> None:
         self.format_errors += 1
