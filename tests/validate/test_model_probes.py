@@ -172,6 +172,22 @@ def test_a_rewarded_attempt_without_evidence_needs_the_judge_to_confirm_it(tmp_p
         assert "echo 3 > /app/out.txt" in model.calls[-1][1].content  # the review saw the commands
 
 
+def test_an_adversary_that_fails_on_every_attempt_is_an_error_not_a_pass(tmp_path: Path) -> None:
+    task = _tiny(tmp_path / "tiny")
+    probes = ProbeConfig(adversarial_attempts=2)
+    (rep,), _ = _run(tmp_path, probes, model_probes_for(probes, ScriptedModel([]))).run([task])
+    assert rep.verdict == Verdict.ERROR and rep.error is not None
+    assert "failed on all 2 attempt(s)" in rep.error and "hackable:adversarial" not in [c.id for c in rep.checks]
+    assert rep.probes is not None and rep.probes.adversarial is not None
+    assert [a.error is not None for a in rep.probes.adversarial.attempts] == [True, True]
+    # One failed attempt beside one that ran: the probe ran, and its detail says what failed.
+    model = ScriptedModel([_bash("mkdir -p /app && echo 3 > /app/out.txt"), SUBMIT])
+    (rep,), _ = _run(tmp_path / "b", probes, model_probes_for(probes, model)).run([_tiny(tmp_path / "tiny-b")])
+    (check,) = [c for c in rep.checks if c.id == "hackable:adversarial"]
+    assert rep.verdict == Verdict.VALID and check.passed
+    assert "2 attempt(s), 1 rewarded, 1 failed (" in check.detail
+
+
 def test_the_adversary_reads_its_commands_from_the_trajectory(tmp_path: Path) -> None:
     adversary = ModelAdversary(ScriptedModel([]))
     assert adversary.commands(tmp_path) == []  # no trajectory (an attempt that never started)

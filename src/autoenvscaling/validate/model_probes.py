@@ -70,6 +70,10 @@ class ModelProbes:
             raise UserInputError("probes.adversarial_attempts > 0 needs a solver model (none was given)")
 
 
+class AdversaryFailed(RuntimeError):
+    """Every adversarial attempt failed (model or sandbox): the probe did not run, so the task's verdict is an error."""
+
+
 # (agent, label) -> the trial's result and its dir; the validator runs it like its oracle and nop trials.
 RunTrial = Callable[[TrialAgent, str], tuple[TrialResult, Path]]
 
@@ -117,12 +121,16 @@ def adversarial_probe(
             break
     confirmed = adv.confirmed
     rewarded = [a for a in adv.attempts if a.reward is not None and a.reward > _EPS]
+    failed = [a for a in adv.attempts if a.error is not None]
+    if len(failed) == len(adv.attempts):  # the probe never ran: an error, not a pass
+        raise AdversaryFailed(f"the adversarial solver failed on all {len(failed)} attempt(s): {failed[0].error}")
     if confirmed:
         a = confirmed[0]
         why = "; ".join(a.evidence) or f"the judge: {a.review.explanation if a.review else ''}"
         detail = f"{a.trial_name}: reward {a.reward:g}; {why}"
     else:
-        detail = f"{len(adv.attempts)} attempt(s), {len(rewarded)} rewarded, none confirmed as an exploit"
+        failures = f", {len(failed)} failed ({failed[0].error})" if failed else ""
+        detail = f"{len(adv.attempts)} attempt(s), {len(rewarded)} rewarded{failures}, none confirmed as an exploit"
     if confirmed:
         report.flags = sorted({*report.flags, R.ADVERSARIAL})
     return [R.CheckResult(id=R.ADVERSARIAL, passed=not confirmed, detail=detail[:2000])]
