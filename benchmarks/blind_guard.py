@@ -1,28 +1,33 @@
-"""Blind solver guards, A/B: how often the solver reproduces recorded candidates with and without a guard.
+"""Blind solver settings, A/B: how often the solver reproduces recorded candidates under two agent settings.
 
 Every attempt is a blind trial (the instruction and the environment only; the candidate's tests grade it), the
-same solver model, and the same turn budget; the arms differ only in the agent loop's settings:
+same solver model, and the same turn budget; the two arms (``--arms A,B``) differ only in the settings below,
+each a change to the round's solver settings (``guarded_solver``) at the code's commit:
 
-    base     the round's solver settings (``guarded_solver``) with ``outputs_before_submit = 0``
-    outputs  the round's solver settings as they are (a submit is refused, twice at most, while a path the
-             instruction names and that was absent at the start is still missing or empty)
+    base       outputs_before_submit = 0 (the guard that refuses a submit while a named output is missing)
+    outputs    the round's solver settings as they are
+    no-reruns  flag_reruns off (no note and no hotter sample when an earlier command reruns to the same output)
+    cool       the round's settings, sampled at temperature 0.3 (the server's default is 0.8)
 
 Attempts run round-robin (attempt 1 of every candidate in both arms, then attempt 2, ...; the arm order alternates)
-so a run stopped at any point compares like with like. Each attempt lands in OUT/attempts.jsonl as it finishes;
-the same command continues the run. An attempt without a reward (an infrastructure failure) is not recorded and
-runs again on the next invocation.
+so a run stopped at any point compares like with like. Each attempt lands in the attempts log as it finishes; the
+same command continues the run. An attempt without a reward (an infrastructure failure) is not recorded and runs
+again on the next invocation.
 
     .venv/bin/python benchmarks/blind_guard.py --out runs/blind-guard --attempts 3 [CANDIDATE_DIR...]
     .venv/bin/python benchmarks/blind_guard.py --out runs/blind-guard --report
     (--log benchmarks/logs/blind-guard-embedded-1.5b.jsonl: the committed log, which the same command continues)
 
-The default candidates (``benchmarks/blind_tasks/``) are the five self-consistent candidates of the staged arm of
-the v7 generation-yield series (``benchmarks/logs/yield-embedded-1.5b-v7.jsonl``, items A1 #0, #2, #3, #6, #8),
-kept as they were generated: instruction, environment, reference solution and the tests holding the recorded
-outputs. In v7 the blind solver reproduced one of them (#3) in 1 of its 14 rewarded attempts.
+The candidates (``benchmarks/blind_tasks/``), kept as they were generated (instruction, environment, reference
+solution and the tests holding the recorded outputs): ``v7-*``, the five self-consistent candidates of the staged
+arm of yield series v7 (items A1 #0, #2, #3, #6, #8; the blind solver reproduced #3 in 1 of its 14 rewarded
+attempts there); ``v13-*`` and ``v14-*``, five candidates of series v13 and v14 whose instruction states its rule
+plainly (A1 #8 ">= 400", #12 "404", #15 "> 400", v14 A1 #3 "GET", v14 P1 #0 "not index"; v13 #12, v14 A1 #3 and
+v14 P1 #0 were reproduced there, each in one of 1-3 attempts). Default: every candidate.
 
-Prints per arm: reproduced attempts / attempts with a Wilson 95% interval, the one-sided Fisher p that ``outputs``
-beats ``base``, how attempts ended (exit reasons), the refusals the guard made, and the mean wall per attempt.
+Prints per arm: reproduced attempts / attempts with a Wilson 95% interval, the one-sided Fisher p that the second
+arm beats the first, how attempts ended (exit reasons), the submits the outputs guard refused, the reruns flagged,
+and the mean wall per attempt.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -41,6 +47,7 @@ from generation_yield import fisher_greater, wilson
 from autoenvscaling.agent.config import AgentConfig, guarded_solver
 from autoenvscaling.agent.trajectory import read_trajectory
 from autoenvscaling.errors import AutoEnvError
+from autoenvscaling.llm.base import Message, Model, ModelResponse, Sampling
 from autoenvscaling.llm.config import parse_model_arg
 from autoenvscaling.llm.factory import open_model
 from autoenvscaling.roles.solver import SolverAgent
@@ -51,13 +58,31 @@ from autoenvscaling.verify.environment import EnvironmentBuilder
 from autoenvscaling.verify.results import is_solved
 from autoenvscaling.verify.trial import TrialRunner
 
-ARMS = ("base", "outputs")
+# arm -> (changes to the round's solver settings, sampling temperature; None: the server's own)
+ARMS: dict[str, tuple[dict[str, Any], float | None]] = {
+    "base": ({"outputs_before_submit": 0}, None),
+    "outputs": ({}, None),
+    "no-reruns": ({"flag_reruns": False}, None),
+    "cool": ({}, 0.3),
+}
 BLIND_TASKS = Path(__file__).resolve().parent / "blind_tasks"
 
 
 def arm_config(arm: str, max_turns: int) -> AgentConfig:
-    config = guarded_solver(max_turns)
-    return config.model_copy(update={"outputs_before_submit": 0}) if arm == "base" else config
+    return guarded_solver(max_turns).model_copy(update=ARMS[arm][0])
+
+
+class Tempered:
+    """``model`` sampled at ``temperature`` wherever a call does not set its own (a repeat's hotter sample does)."""
+
+    def __init__(self, model: Model, temperature: float | None) -> None:
+        self.model, self.temperature = model, temperature
+        self.name, self.provider = model.name, model.provider
+
+    def complete(self, messages: list[Message], *, sampling: Sampling | None = None, **kw: Any) -> ModelResponse:
+        if self.temperature is not None and (sampling is None or sampling.temperature is None):
+            sampling = (sampling or Sampling()).model_copy(update={"temperature": self.temperature})
+        return self.model.complete(messages, sampling=sampling, **kw)
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -66,20 +91,20 @@ def load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def schedule(candidates: list[Path], attempts: int) -> list[tuple[int, Path, str]]:
+def schedule(candidates: list[Path], attempts: int, pair: tuple[str, str]) -> list[tuple[int, Path, str]]:
     order = []
     for a in range(1, attempts + 1):
         for c, cand in enumerate(candidates):
-            arms = ARMS if (a + c) % 2 else ARMS[::-1]
+            arms = pair if (a + c) % 2 else pair[::-1]
             order += [(a, cand, arm) for arm in arms]
     return order
 
 
-def _guard_refusals(trial_dir: Path) -> int:
+def _steps_with(trial_dir: Path, key: str) -> int:
     path = trial_dir / "agent" / "trajectory.json"
     if not path.is_file():
         return 0
-    return sum(1 for s in read_trajectory(path).steps if s.extra and "outputs_missing" in s.extra)
+    return sum(1 for s in read_trajectory(path).steps if s.extra and key in s.extra)
 
 
 def run(args: argparse.Namespace, log: Path) -> None:
@@ -88,7 +113,7 @@ def run(args: argparse.Namespace, log: Path) -> None:
         if not (c / "task.toml").is_file():
             sys.exit(f"{c}: not a task dir (no task.toml)")
     done = {(r["candidate"], r["arm"], r["attempt"]) for r in load(log)}
-    todo = [(a, c, arm) for a, c, arm in schedule(candidates, args.attempts) if (c.name, arm, a) not in done]
+    todo = [(a, c, arm) for a, c, arm in schedule(candidates, args.attempts, args.arms) if (c.name, arm, a) not in done]
     print(f"{len(todo)} attempts to run ({len(done)} done) -> {log}", flush=True)
     if not todo:
         return
@@ -102,7 +127,7 @@ def run(args: argparse.Namespace, log: Path) -> None:
                 started = time.perf_counter()
                 result = runner.run(
                     load_task(cand),
-                    SolverAgent(model, arm_config(arm, args.max_turns)),
+                    SolverAgent(Tempered(model, ARMS[arm][1]), arm_config(arm, args.max_turns)),
                     trial_dir,
                     agent_timeout_sec=args.timeout,
                 )
@@ -119,8 +144,10 @@ def run(args: argparse.Namespace, log: Path) -> None:
                     "reward": result.reward,
                     "exit_reason": meta.get("exit_reason"),
                     "turns": meta.get("turns"),
-                    "guard_refusals": _guard_refusals(trial_dir),
+                    "guard_refusals": _steps_with(trial_dir, "outputs_missing"),
+                    "reruns": _steps_with(trial_dir, "rerun_same_output"),
                     "wall_sec": round(wall, 1),
+                    "code": args.code,
                 }
                 with log.open("a", encoding="utf-8") as f:
                     f.write(json.dumps(record) + "\n")
@@ -133,9 +160,9 @@ def run(args: argparse.Namespace, log: Path) -> None:
         runner.close()
 
 
-def report(records: list[dict[str, Any]]) -> dict[str, Any]:
+def report(records: list[dict[str, Any]], pair: tuple[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for arm in ARMS:
+    for arm in pair:
         rows = [r for r in records if r["arm"] == arm]
         ok = sum(is_solved(r["reward"]) for r in rows)
         lo, hi = wilson(ok, len(rows)) if rows else (0.0, 0.0)
@@ -145,6 +172,7 @@ def report(records: list[dict[str, Any]]) -> dict[str, Any]:
             "wilson95": [round(lo, 3), round(hi, 3)],
             "exit_reasons": dict(Counter(str(r["exit_reason"]) for r in rows)),
             "guard_refusals": sum(r["guard_refusals"] for r in rows),
+            "reruns": sum(r.get("reruns", 0) for r in rows),
             "mean_wall_sec": round(sum(r["wall_sec"] for r in rows) / len(rows), 1) if rows else None,
             "per_candidate": {
                 c: f"{sum(is_solved(r['reward']) for r in rows if r['candidate'] == c)}/"
@@ -152,24 +180,25 @@ def report(records: list[dict[str, Any]]) -> dict[str, Any]:
                 for c in sorted({r["candidate"] for r in records})
             },
         }
-    b, o = out["base"], out["outputs"]
-    if b["attempts"] and o["attempts"]:
-        out["fisher_p_outputs_gt_base"] = round(
-            fisher_greater(o["reproduced"], o["attempts"], b["reproduced"], b["attempts"]), 4
+    first, second = (out[arm] for arm in pair)
+    key = f"fisher_p_{pair[1]}_gt_{pair[0]}"
+    if first["attempts"] and second["attempts"]:
+        out[key] = round(
+            fisher_greater(second["reproduced"], second["attempts"], first["reproduced"], first["attempts"]), 4
         )
-    print("| arm | reproduced / attempts | Wilson 95% | exit reasons | guard refusals | wall per attempt |")
-    print("|---|---|---|---|---|---|")
-    for arm in ARMS:
+    print("| arm | reproduced / attempts | Wilson 95% | exit reasons | guard refusals | reruns | wall per attempt |")
+    print("|---|---|---|---|---|---|---|")
+    for arm in pair:
         s = out[arm]
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(s["exit_reasons"].items()))
         print(
             f"| {arm} | {s['reproduced']}/{s['attempts']} | [{s['wilson95'][0]:.2f}, {s['wilson95'][1]:.2f}] | "
-            f"{reasons} | {s['guard_refusals']} | {s['mean_wall_sec']} s |"
+            f"{reasons} | {s['guard_refusals']} | {s['reruns']} | {s['mean_wall_sec']} s |"
         )
-    for arm in ARMS:
+    for arm in pair:
         print(f"{arm} per candidate: {out[arm]['per_candidate']}")
-    if "fisher_p_outputs_gt_base" in out:
-        print(f"one-sided Fisher p (outputs > base): {out['fisher_p_outputs_gt_base']}")
+    if key in out:
+        print(f"one-sided Fisher p ({pair[1]} > {pair[0]}): {out[key]}")
     return out
 
 
@@ -184,12 +213,20 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--attempts", type=int, default=3, help="attempts per candidate and arm")
+    parser.add_argument(
+        "--arms", default="base,outputs", help=f"the two arms, first the reference (of {', '.join(ARMS)})"
+    )
     parser.add_argument("--model", default="embedded")
     parser.add_argument("--max-turns", type=int, default=10, help="the blind solver's turns (ProposeConfig's)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="agent-phase limit per attempt, seconds")
     parser.add_argument("--report", action="store_true", help="print the tables of what is recorded, run nothing")
     parser.add_argument("--log", type=Path, help="the attempts log (default OUT/attempts.jsonl; commit it to resume)")
     args = parser.parse_args()
+    pair = tuple(args.arms.split(","))
+    if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(ARMS):
+        sys.exit(f"--arms: two different arms of {', '.join(ARMS)}, e.g. outputs,cool (got {args.arms!r})")
+    args.arms = pair
+    args.code = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     args.out.mkdir(parents=True, exist_ok=True)
     log = args.log or args.out / "attempts.jsonl"
     signal.signal(signal.SIGTERM, _interrupt)
@@ -201,7 +238,7 @@ def main() -> None:
             print("stopped; the same command continues", flush=True)
         except AutoEnvError as e:
             sys.exit(f"stopped: {e}\nthe same command continues from there")
-    summary = report(load(log))
+    summary = report(load(log), args.arms)
     log.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 

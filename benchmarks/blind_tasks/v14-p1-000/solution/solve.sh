@@ -1,0 +1,2 @@
+#!/bin/bash
+sed '/index/d' /app/data/access.log > /app/output.txt
