@@ -507,6 +507,16 @@ def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
     assert prose_of(given) == "Select lines of /app/a.log into /app/b.txt."
     assert prose_of("```\nCount the lines of /app/a.txt.\n```") == "Count the lines of /app/a.txt."
     assert prose_of("Instruction:\nCount the lines.") == "Count the lines."
+    # yield series v15 A1 #0: a reply cut inside its example script left a heading and its lead-in behind
+    cut = (
+        "Count each status of /app/data/access.log.\n\n### Rules\n\n1. **Output Format**: `404 3`.\n\n"
+        "### Example Solution\n\nHere is a sample `solve.sh` script that accomplishes the task:\n\n```bash\n"
+        "#!/bin/bash\ngrep -i"
+    )
+    assert prose_of(cut) == (
+        "Count each status of /app/data/access.log.\n\n### Rules\n\n1. **Output Format**: `404 3`."
+    )
+    assert prose_of("Write /app/b.txt. Its lines look like:") == "Write /app/b.txt. Its lines look like:"  # no code
     # the accepted instruction of a recorded `make demo` run (2026-12-04) ended on this pointer
     demo = (
         "To select the lines with status 200 from `/app/data/access.log` and write them to `/app/result.txt`, the "

@@ -67,7 +67,21 @@ def prose_of(text: str) -> str:
     outside = re.sub(r"\n{3,}", "\n\n", _WHOLE_FENCE.sub("\n", text)).strip()
     if not outside:
         return fenced_or_plain(text)
+    if _WHOLE_FENCE.search(text):
+        outside = _without_lead_in(outside)
     return _POINTER.sub(".", fenced_or_plain(outside))
+
+
+_LEAD_IN = re.compile(r"^\s*(?:#+\s.*|.*:)\s*$")
+
+
+def _without_lead_in(text: str) -> str:
+    """``text`` without the trailing headings and lines ending in ':' that introduced a code block left out
+    (``### Example Solution`` / ``Here is a sample script that accomplishes the task:``, yield series v15)."""
+    lines = text.splitlines()
+    while len(lines) > 1 and (not lines[-1].strip() or _LEAD_IN.match(lines[-1])):
+        lines.pop()
+    return "\n".join(lines).strip()
 
 
 def parse_json(text: str, model: type[BaseModel]) -> BaseModel | None:
