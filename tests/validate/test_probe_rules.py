@@ -3,6 +3,7 @@ proposer's feedback for a failed probe."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,6 +12,8 @@ import pytest
 
 from autoenvscaling.roles.proposer.feedback import render_feedback
 from autoenvscaling.roles.proposer.workshop import TEMPLATE_DIR
+from autoenvscaling.sandbox.base import SandboxSpec
+from autoenvscaling.sandbox.fake import FakeBackend
 from autoenvscaling.tasks import load_task
 from autoenvscaling.validate import report as R
 from autoenvscaling.validate.exploits import (
@@ -23,7 +26,7 @@ from autoenvscaling.validate.exploits import (
     named_paths,
 )
 from autoenvscaling.validate.mutants import mutants_of, select_mutants
-from autoenvscaling.validate.probes import ProbeConfig, _is_graded
+from autoenvscaling.validate.probes import ProbeConfig, ProbeRun, _is_graded, expected_literals
 from autoenvscaling.validate.run import summarize
 from autoenvscaling.validate.validator import ValidationConfig
 
@@ -92,6 +95,31 @@ def test_probes_are_off_unless_asked_and_the_config_is_frozen() -> None:
     assert ValidationConfig().probes.enabled is False
     with pytest.raises(ValueError, match="frozen"):
         ProbeConfig().enabled = True
+
+
+def test_a_value_the_tests_expect_that_is_a_whole_file_of_the_image_leaks_the_answer(tmp_path: Path) -> None:
+    task = load_task(EXAMPLES / "broken" / "answer-in-image")
+    literals = expected_literals(task)
+    report = b"east: 31\nnorth: 47\nsouth: 18\n"  # the literal test_outputs.py compares /app/report.txt with
+    digest = hashlib.sha256(report).hexdigest()
+    assert literals[digest].startswith("tests/test_outputs.py: 'east: 31")
+    assert hashlib.sha256(report.rstrip()).hexdigest() in literals  # both spellings of the file
+    assert all(len(label) < 80 for label in literals.values())
+    with FakeBackend().create(SandboxSpec(image="autoenv/terminal:latest", name_hint="probe")) as sb:
+        run = ProbeRun(task, sb, ProbeConfig(enabled=True), {}, {digest: ["/srv/cache/report.txt"]})
+        run._answer_leak({"/app/report.txt": "0" * 64})  # the solution's output differs: only the literal matches
+        (check,) = run.checks
+        assert (check.id, check.passed) == ("leak-answer", False)
+        assert check.detail.startswith("tests/test_outputs.py: 'east: 31") and "= /srv/cache/report.txt" in check.detail
+        clean = ProbeRun(task, sb, ProbeConfig(enabled=True), {}, {})
+        clean._answer_leak({})
+        assert [(c.id, c.passed) for c in clean.checks] == [("leak-answer", True)]
+    # Short strings and files that do not parse give nothing.
+    tests = tmp_path / "t" / "tests"
+    shutil.copytree(EXAMPLES / "broken" / "answer-in-image", tmp_path / "t", dirs_exist_ok=True)
+    (tests / "test_outputs.py").write_text("x = 'short'\n")
+    (tests / "test_broken.py").write_text("def (:\n")
+    assert expected_literals(load_task(tmp_path / "t")) == {}
 
 
 def test_summary_counts_hackable_tasks_and_each_flag(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ user under its timeout, reward.json over reward.txt), so a probe costs a test ru
    a reward > 0 fails ``hackable:<exploit>``;
 2. the reference solution, once, after a time mark; the files it wrote (mtime) that the tests, the instruction or
    the artifacts name are its outputs;
-3. ``leak-answer``: an output whose content (>= 24 B) lies elsewhere in the pristine image (``scan_image``);
+3. ``leak-answer``: an output whose content (>= 24 B) lies elsewhere in the pristine image (``scan_image``), or
+   a string literal of the Python tests (>= 24 B, the value they expect) that is a whole file there;
 4. mutation (``mutants.py``): each mutant of an output is written in place, the tests run, the output restored;
    the score is the share of mutants that scored below 1, ``weak-tests`` below ``mutation_threshold``. Source
    code outputs are not mutated: a dropped comment or dead line is an equivalent mutant, not a weak test.
@@ -20,7 +21,9 @@ the runs apart; separate-mode tasks are approximated (only artifact paths are wr
 
 from __future__ import annotations
 
+import ast
 import base64
+import hashlib
 import math
 import shlex
 import tempfile
@@ -50,6 +53,7 @@ _EPS = 1e-9
 _MARK = "/tmp/.aes-probe-mark"
 _REWARD_TAG = "@@aes-probe-reward:"
 _MAX_TEXT = 64 * 1024
+_MIN_LITERAL = 24  # bytes, as the image index's smallest file (leakage._MIN_SIZE)
 _CODE_SUFFIXES = (".py", ".sh", ".c", ".h", ".cc", ".cpp", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".pl")
 _OUTPUT_PRUNE = (
     "/proc",
@@ -157,6 +161,30 @@ def root(sandbox: Sandbox, cmd: str, timeout: float = 60) -> str:
 
 def _passed(reward: float | None) -> bool:
     return reward is not None and reward > _EPS
+
+
+def expected_literals(task: Task) -> dict[str, str]:
+    """SHA-256 -> where it is, of each string literal of 24+ bytes in the task's Python test files (also with and
+    without a final newline, as a file that holds it may end): the values the tests expect, whose presence as a
+    whole file of the image gives the answer away even where the solution's own output differs from it."""
+    found: dict[str, str] = {}
+    for d in task.paths.test_dirs:
+        for f in iter_task_files(d):
+            if f.suffix != ".py" or not f.is_file():
+                continue
+            try:
+                tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
+            except (SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                value = node.value if isinstance(node, ast.Constant) else None
+                data = value.encode() if isinstance(value, str) else value if isinstance(value, bytes) else b""
+                if len(data) < _MIN_LITERAL:
+                    continue
+                label = f"{f.relative_to(task.paths.root)}: {data[:40].decode(errors='replace')!r}"
+                for variant in {data, data.rstrip(b"\n"), data.rstrip(b"\n") + b"\n"}:
+                    found.setdefault(hashlib.sha256(variant).hexdigest(), label)
+    return found
 
 
 class ProbeRun:
@@ -287,13 +315,17 @@ class ProbeRun:
 
     # -- 3. leak-answer -----------------------------------------------------------------------------------------
     def _answer_leak(self, outputs: dict[str, str]) -> None:
+        """The solution's outputs, and the tests' expected values (string literals of their Python files), against
+        the pristine image's files."""
         found = [
             f"{path} = {other}"
             for path, digest in sorted(outputs.items())
             for other in self.index.get(digest, [])
             if other != path
         ]
-        if outputs:
+        literals = expected_literals(self.task)
+        found += [f"{label} = {other}" for digest, label in literals.items() for other in self.index.get(digest, [])]
+        if outputs or literals:
             self.checks.append(R.CheckResult(id=R.LEAK_ANSWER, passed=not found, detail="; ".join(found[:5])))
 
     # -- 4. mutation --------------------------------------------------------------------------------------------
