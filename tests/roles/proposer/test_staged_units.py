@@ -401,9 +401,9 @@ def test_an_instruction_must_not_hold_the_recorded_answer(instruction: str, leak
 def test_a_format_example_is_one_line_of_a_longer_output() -> None:
     many = {"/app/e.txt": "404\n500\n404\n"}
     assert with_format_hint("Do it.", "/app/e.txt", many, "exact") == (
-        "Do it.\nThe first line of /app/e.txt reads, for example: `404`"
+        "Do it.\n/app/e.txt holds 3 lines; the first reads, for example: `404`"
     )
-    assert "One line of" in with_format_hint("Do it.", "/app/e.txt", many, "sorted_lines")
+    assert "holds 3 lines; one of them reads" in with_format_hint("Do it.", "/app/e.txt", many, "sorted_lines")
     # A shorter output gets the shape of its lines: the kinds of its values, none of the values.
     assert with_format_hint("Do it.", "/app/e.txt", {"/app/e.txt": "2\n"}, "exact") == (
         "Do it.\n/app/e.txt holds one line of the form `<number>`."

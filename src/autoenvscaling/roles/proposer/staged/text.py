@@ -34,15 +34,16 @@ def answer_in_instruction(instruction: str, outputs: dict[str, str]) -> str | No
 
 
 def with_format_hint(instruction: str, path: str, outputs: dict[str, str], compare: Compare) -> str:
-    """The instruction plus a format example of the recorded output: one of its lines when it has 3 or more (one
-    line of several pins the format down without giving the answer away), else the shape of its lines with
-    every value replaced by its kind (``<number> <number>``), which gives no value away."""
+    """The instruction plus a format example of the recorded output: its line count and one of its lines when it
+    has 3 or more (one line of several pins the format down without giving the answer away; the count is a check
+    a solver can run, ``wc -l``, where a small one otherwise submits a filter that kept 2 lines of 7), else the
+    shape of its lines with every value replaced by its kind (``<number> <number>``), which gives no value away."""
     lines = [ln for ln in normalized(outputs.get(path, "")) if ln]
     if not lines or "`" in "".join(lines):
         return instruction
     if len(lines) >= 3:
-        which = "The first line" if compare == "exact" else "One line"
-        return f"{instruction.rstrip()}\n{which} of {path} reads, for example: `{lines[0]}`"
+        which = "the first" if compare == "exact" else "one of them"
+        return f"{instruction.rstrip()}\n{path} holds {len(lines)} lines; {which} reads, for example: `{lines[0]}`"
     shapes = [line_shape(ln) for ln in lines]
     if len(lines) == 1:
         return f"{instruction.rstrip()}\n{path} holds one line of the form `{shapes[0]}`."
