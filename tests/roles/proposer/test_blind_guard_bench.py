@@ -7,10 +7,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from tests.bench_module import BENCHMARKS, load_bench
 
 from autoenvscaling.llm.base import Message, Sampling
 from autoenvscaling.llm.scripted import ScriptedModel
+from bench_module import BENCHMARKS, load_bench
 
 
 @pytest.fixture
