@@ -543,6 +543,9 @@ SOLVE = (
         ("Use set -euo pipefail and sort the lines.", False),  # the script's set line is no command of the rule
         ("Keep the lines of /app/data/a.log where `$4 >= 400`.", True),  # the awk program, quoted from the script
         ("Keep the lines of /app/data/a.log whose status is 400 or more.", False),
+        # the workshop's own words (yield series v15 A1 #1)
+        ("Keep the lines of /app/data/a.log that the solve.sh script selects.", True),
+        ("Combine the two tasks by chaining the first one's output into the second one's input.", True),
     ],
 )
 def test_an_instruction_must_not_hold_the_solutions_command(instruction: str, given: bool) -> None:

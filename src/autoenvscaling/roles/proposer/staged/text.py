@@ -301,9 +301,16 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> 
 _REDIRECT_TAIL = re.compile(r"\s*(?:>>?|\|\s*tee(?:\s+-a)?)\s*\S+\s*$")
 
 
+_META = re.compile(r"\bsolve\.sh\b|\bthe two tasks\b|\bboth tasks\b|\bparent task\b", re.IGNORECASE)
+
+
 def solution_in_instruction(instruction: str, solve_sh: str) -> str | None:
     """Why the instruction gives the solution away, or None: a command of ``solve_sh`` (a line, or one stage of
-    a pipeline, 20+ characters, its output redirect dropped) appears in it verbatim."""
+    a pipeline, 20+ characters, its output redirect dropped) appears in it verbatim; or it speaks of the workshop
+    (``solve.sh``, "the two tasks" a combine started from), which a solver never sees (yield series v13-v15: 4
+    of 20 recorded instructions named ``solve.sh``, and blind solvers ran ``./solve.sh``)."""
+    if meta := _META.search(instruction):
+        return f"the instruction speaks of `{meta.group(0)}`, which a solver never sees"
     words = " ".join(instruction.split())
     for line in solve_sh.splitlines():
         line = line.strip()
