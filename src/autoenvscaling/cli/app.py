@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -49,12 +50,29 @@ def _register() -> None:
 _register()
 
 
+_terminated: list[int] = []  # the SIGTERM that stopped the command, if one did
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM, raised where Ctrl-C would be: the run stops the same way (its items' sandboxes removed, the
+    interrupted item unrecorded), where the signal's default action would end the process at once and leave its
+    containers running until the next ``--resume`` or ``autoenv sandbox gc``."""
+    _terminated.append(signum)
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app()
     except AutoEnvError as e:
         err_console.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
-        sys.exit(130)
+        err_console.print("[yellow]terminated[/]" if _terminated else "[yellow]interrupted[/]")
+        sys.exit(128 + _terminated[0] if _terminated else 130)
+    except SystemExit as e:  # typer turns an interrupt into exit status 130
+        if _terminated and e.code == 130:
+            err_console.print("[yellow]terminated[/]")
+            sys.exit(128 + _terminated[0])
+        raise
