@@ -8,7 +8,8 @@ Arms (episode ``i`` of every arm uses the same digest finding and the same paren
     A1  staged           the staged proposer with mutation starts (observe, decide, fix)
 
 Every candidate is validated by the pipeline (K oracle runs + nop + leakage + novelty); recorded expectations
-must also be reproduced by a blind solver attempt (instruction and environment only) at least once in K.
+must also be reproduced by a blind solver attempt (instruction and environment only): a one-shot attempt (one
+script, run once; since 2026-12-04) or, when it fails, one of K attempts of the agent loop.
 "Distinct" drops a valid candidate nearly equal to an earlier valid one of the same arm.
 
     .venv/bin/python benchmarks/generation_yield.py --n 20 --out runs/yield-1.5b          # starts or continues
@@ -20,9 +21,10 @@ from the run dir's records with ``--recover COMMIT`` (their CPU time is then unk
 (the Docker engine lost, a validation or blind attempt that could not run) stops the run without recording the
 item: it is never counted as a rejection.
 
-Per arm: valid, distinct valid, self-consistent and reproduced counts, Wilson 95% intervals, one-sided Fisher
-exact p against P1 and P0, uncached prompt + completion tokens, wall and CPU seconds per valid environment, and
-the cost per valid environment as if a hosted model (default gpt-4.1-mini on OpenAI) had served the same tokens.
+Per arm: valid, distinct valid, self-consistent and reproduced counts (and how many the one-shot attempt
+reproduced), Wilson 95% intervals, one-sided Fisher exact p against P1 and P0, uncached prompt + completion
+tokens, wall and CPU seconds per valid environment, and the cost per valid environment as if a hosted model
+(default gpt-4.1-mini on OpenAI) had served the same tokens.
 Writes ITEMS.summary.json and prints a markdown table.
 """
 
@@ -55,6 +57,7 @@ from autoenvscaling.roles.solver_factory import solver_agents
 from autoenvscaling.roles.tuning import tune_roles
 from autoenvscaling.sandbox.registry import get_backend
 from autoenvscaling.validate.validator import ValidationConfig
+from autoenvscaling.verify.results import is_solved
 
 ARMS: dict[str, Mode] = {"P0": "prompt", "P1": "prompt-recorded", "A0": "agentic", "A1": "staged"}
 
@@ -152,6 +155,7 @@ def arm_stats(items: list[Item], price_as: str, threshold: float) -> dict[str, A
     recorded = [r for r in recs if r.validation.recorded]
     self_consistent = sum(r.validation.verdict == "valid" for r in recorded)
     reproduced = sum(r.validation.reproduced for r in recorded)
+    oneshot = sum(is_solved(r.validation.reproduce_oneshot) for r in recorded)
     uncached = sum(r.generation.prompt_tokens - r.generation.cached_tokens for r in recs)
     blind = sum(r.validation.reproduce_tokens for r in recs)  # the blind solver's, prompt + completion
     completion = sum(r.generation.completion_tokens for r in recs)
@@ -176,6 +180,7 @@ def arm_stats(items: list[Item], price_as: str, threshold: float) -> dict[str, A
         "distinct_valid_ci95": [lo, hi],
         "self_consistent": self_consistent,
         "reproduced": reproduced,
+        "reproduced_oneshot": oneshot,  # of them, by the one-shot blind attempt
         "uncached_prompt_tokens": uncached,
         "completion_tokens": completion,
         "blind_solver_tokens": blind,
@@ -242,9 +247,10 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
             return "-" if v is None else fmt.format(v)
 
         top = ", ".join(f"{k} {v}" for k, v in list(s["rejection_reasons"].items())[:4])
+        shots = f" ({s['reproduced_oneshot']} one-shot)" if s.get("reproduced_oneshot") else ""
         print(
             f"| {a} {ARMS[a]} | {s['distinct_valid']}/{s['n']} | [{lo:.2f}, {hi:.2f}] | {s['valid']} | "
-            f"{s['self_consistent']} | {s['reproduced']} | {f(s.get('fisher_p_vs_P1'), '{:.3f}')} | "
+            f"{s['self_consistent']} | {s['reproduced']}{shots} | {f(s.get('fisher_p_vs_P1'), '{:.3f}')} | "
             f"{f(s.get('fisher_p_vs_P0'), '{:.3f}')} | {s['uncached_prompt_tokens']:,} + {s['completion_tokens']:,} | "
             f"{s['blind_solver_tokens']:,} | "
             f"{f(s['wall_per_valid_sec'])} | {f(s['cpu_per_valid_sec'])} | "
@@ -406,7 +412,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
             why = ", ".join(record.failed_checks) or "-"
             print(
                 f"[{k}/{len(todo)}] {arm} #{i}: {record.verdict} ({why}) {item.wall_sec:.0f}s "
-                f"blind={record.validation.reproduce_rewards}",
+                f"oneshot={record.validation.reproduce_oneshot} blind={record.validation.reproduce_rewards}",
                 flush=True,
             )
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from autoenvscaling.agent import Agent, AgentConfig, TrajectoryRecorder, read_trajectory
-from autoenvscaling.agent.config import guarded_solver
+from autoenvscaling.agent.config import guarded_solver, one_shot
 from autoenvscaling.agent.loop import truncate_output
 from autoenvscaling.llm.base import (
     Message,
@@ -363,6 +363,19 @@ def test_reruns_in_a_row_count_toward_max_repeats(sandbox: Sandbox) -> None:
     broken = [*loop[:4], bash("echo new"), *loop[4:]]
     agent, _ = make_agent(broken, sandbox, flag_reruns=True, max_repeats=3)
     assert agent.run("task").exit_reason == "submitted"
+
+
+def test_a_one_shot_run_runs_one_script_and_ends(sandbox: Sandbox, tmp_path: Path) -> None:
+    sandbox.exec("mkdir -p /app && printf 'a\\nb\\n' > /app/in.txt")
+    model = ScriptedModel([bash("cat /app/in.txt > /app/out.txt", "The script:"), "never asked"])
+    recorder = TrajectoryRecorder(tmp_path / "agent" / "trajectory.json")
+    agent = Agent(model, sandbox, one_shot(guarded_solver(10)), recorder)
+    result = agent.run("Copy /app/in.txt to /app/out.txt.")
+    assert (result.exit_reason, result.turns, agent.commands_run) == ("max_turns", 1, 1)
+    assert sandbox.exec("cat /app/out.txt").stdout == "a\nb\n"
+    system, user = model.calls[0][0].content, model.calls[0][1].content
+    assert "write one bash script that does the whole task" in system and "one command at a time" not in system
+    assert user.startswith("Here is your task:\n\nCopy /app/in.txt") and user.endswith("one ```bash block only.")
 
 
 def test_the_round_solver_flags_reruns() -> None:

@@ -74,6 +74,31 @@ class AgentConfig(BaseModel):
     agent_name: str = "autoenv-terminal"
 
 
+def one_shot(config: AgentConfig) -> AgentConfig:
+    """``config`` as a one-shot solver: one reply, one script that does the whole task, run once, then graded
+    (the prompts ``oneshot_system.j2`` and ``oneshot_instance.j2``; the inputs' first lines shown). A small model
+    writes a whole script from an instruction more reliably than it runs an agent loop: on the staged candidates
+    of yield series v13-v15, the proposer's one-shot readers wrote the recorded output for 4, the 10-turn blind
+    solver reproduced 2, both among those 4."""
+    templates = {
+        **config.templates,
+        "system.j2": '{% include "oneshot_system.j2" %}',
+        "instance.j2": '{% include "oneshot_instance.j2" %}',
+    }
+    return config.model_copy(
+        update={
+            "max_turns": 1,
+            "templates": templates,
+            "preview_inputs": max(config.preview_inputs, 3),
+            "stop_after_block": True,
+            "review_before_submit": False,
+            "outputs_before_submit": 0,
+            "min_commands_before_submit": 0,
+            "agent_name": f"{config.agent_name}-oneshot",
+        }
+    )
+
+
 def guarded_solver(max_turns: int) -> AgentConfig:
     """The solver settings a round uses by default: every guard for small models on (a capable model rarely
     trips them, and each costs a model call only when it fires)."""

@@ -15,7 +15,7 @@ from autoenvscaling.errors import UserInputError
 
 if TYPE_CHECKING:
     from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
-    from autoenvscaling.roles.proposer.reproduce import Reproduction
+    from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduction_attempts
 
 console = Console()
 
@@ -85,6 +85,13 @@ def propose(
     reproduce: Annotated[
         int, typer.Option(min=0, help="Blind solver attempts that must reproduce recorded expectations.")
     ] = 3,
+    one_shot: Annotated[
+        bool,
+        typer.Option(
+            "--one-shot/--no-one-shot",
+            help="Before those attempts, a one-shot blind attempt (one script from the instruction, run once).",
+        ),
+    ] = True,
     judge: Annotated[
         str,
         typer.Option(
@@ -151,6 +158,7 @@ def propose(
             "proposer": proposer,
             "validation": ValidationConfig(repeats=repeats, probes=probe_config(True, judge, adversarial_attempts)),
             "reproduce_attempts": reproduce,
+            "reproduce_one_shot": one_shot,
         }
     )
     # The blind solver is the solver: the solver's tuning on the same model (one server when embedded).
@@ -193,7 +201,7 @@ def propose(
 
             def on_reproduced(gid: str, r: Reproduction) -> None:
                 said = "[green]reproduced[/]" if r.reproduced else "[red]not reproduced[/]"
-                progress.console.print(f"  {gid}: blind solver {said} ({len(r.rewards)} attempts)")
+                progress.console.print(f"  {gid}: blind solver {said} ({reproduction_attempts(r, one_shot)})")
 
             records = run.validate(
                 generations,

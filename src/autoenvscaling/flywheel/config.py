@@ -74,6 +74,9 @@ class CountsConfig(BaseModel):
     reproduce_attempts: int = Field(
         default=3, ge=0, description="blind solver attempts that must reproduce recorded expectations (staged)"
     )
+    reproduce_one_shot: bool = Field(
+        default=True, description="a one-shot blind attempt (one script, run once) before those attempts"
+    )
 
 
 class ProbesConfig(ProbeConfig):

@@ -24,7 +24,7 @@ from autoenvscaling.llm.base import Message, Model, ModelError, ModelResponse, S
 from autoenvscaling.llm.factory import open_model
 from autoenvscaling.pool.models import EnvStatus
 from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
-from autoenvscaling.roles.proposer.reproduce import Reproduction
+from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduction_attempts
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.tuning import resolve_mode, tune_solver
@@ -86,6 +86,7 @@ def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None, doma
         ),
         parents=_parents(ctx, domain),
         reproduce_attempts=cfg.counts.reproduce_attempts,
+        reproduce_one_shot=cfg.counts.reproduce_one_shot,
         solver=cfg.solver,
     )
 
@@ -182,7 +183,8 @@ def _validate_domain(
 
     def on_reproduced(gid: str, r: Reproduction) -> None:
         said = "reproduced" if r.reproduced else "not reproduced"
-        ctx.events.message(f"{domain}/{gid}: blind solver {said} ({len(r.rewards)} attempts)")
+        how = reproduction_attempts(r, config.reproduce_one_shot)
+        ctx.events.message(f"{domain}/{gid}: blind solver {said} ({how})")
 
     # The blind reproduction runs the round's solver: the model the environments are for.
     with ctx.solver_factory() as (factory, _name), ctx.executor() as executor:

@@ -8,7 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from autoenvscaling.agent.config import guarded_solver, one_shot
+from autoenvscaling.llm.scripted import ScriptedModel
 from autoenvscaling.roles.proposer import reproduce as mod
+from autoenvscaling.roles.solver import SolverAgent
 from autoenvscaling.verify.results import ExceptionInfo
 
 
@@ -75,6 +78,45 @@ def test_too_few_rewarded_attempts_is_an_error_not_a_rejection(monkeypatch, tmp_
     assert len(runner.dirs) == 4  # one rewarded, then three errors: the cap
     assert not out.reproduced  # one rewarded attempt of three: no verdict, an error
     assert out.error is not None and out.error.startswith("only 1 of 3 blind attempts got a reward")
+
+
+def _solver() -> SolverAgent:
+    return SolverAgent(ScriptedModel([]), guarded_solver(10))
+
+
+def test_a_one_shot_attempt_comes_first_and_its_success_is_a_reproduction(monkeypatch, tmp_path):
+    runner = _Runner([1.0])
+    agents: list[object] = []
+    real_run = runner.run
+    runner.run = lambda task, agent, trial_dir, **kw: (agents.append(agent), real_run(task, agent, trial_dir))[1]
+    monkeypatch.setattr(mod, "load_task", lambda _d: SimpleNamespace())
+    monkeypatch.setattr(mod, "TrialRunner", lambda *a, **k: runner)
+    out = mod.reproduce(tmp_path / "cand", _solver, None, tmp_path, attempts=3, builder=object(), one_shot=True)
+    assert out.reproduced and out.oneshot_reward == 1.0 and out.rewards == [] and out.error is None
+    assert runner.dirs == ["cand__oneshot"]
+    (shot,) = agents
+    assert isinstance(shot, SolverAgent) and shot.config.max_turns == 1
+    assert shot.config.agent_name.endswith("-oneshot") and "oneshot_system.j2" in shot.config.templates["system.j2"]
+    # A failed (or unrewarded) one-shot attempt: the loop's K attempts follow, as without it.
+    for first in (0.0, None):
+        runner = _Runner([first, 0.0, 0.0, 1.0])
+        monkeypatch.setattr(mod, "TrialRunner", lambda *a, _r=runner, **k: _r)
+        out = mod.reproduce(tmp_path / "cand", _solver, None, tmp_path, attempts=3, builder=object(), one_shot=True)
+        assert out.reproduced and out.oneshot_reward == first and out.rewards == [0.0, 0.0, 1.0]
+        assert runner.dirs == ["cand__oneshot", "cand__blind-1", "cand__blind-2", "cand__blind-3"]
+    # An agent without a model loop (the oracle) gets no one-shot attempt.
+    runner = _Runner([0.0, 0.0, 0.0])
+    monkeypatch.setattr(mod, "TrialRunner", lambda *a, **k: runner)
+    out = mod.reproduce(tmp_path / "cand", object, None, tmp_path, attempts=3, builder=object(), one_shot=True)
+    assert out.oneshot_reward is None and runner.dirs == ["cand__blind-1", "cand__blind-2", "cand__blind-3"]
+
+
+def test_the_one_shot_settings_keep_the_solvers_model_and_drop_the_loop_guards() -> None:
+    loop = guarded_solver(10)
+    shot = one_shot(loop)
+    assert (shot.max_turns, shot.review_before_submit, shot.outputs_before_submit) == (1, False, 0)
+    assert shot.preview_inputs == 3 and shot.stop_after_block and shot.action_format == loop.action_format
+    assert loop.max_turns == 10 and "system.j2" not in loop.templates  # the loop's own settings are untouched
 
 
 # --- ProposeRun.validate: which candidates get blind attempts, and when --------------------------------------

@@ -64,7 +64,9 @@ def test_a_staged_episode_is_accepted_when_a_blind_solver_reproduces_it(tmp_path
     record, model = _run(tmp_path, backend, replies, solver, staged={"self_check": 2})
 
     assert record.verdict == "valid", record
-    assert record.validation.recorded and record.validation.reproduce_rewards == [1.0]
+    # The one-shot blind attempt (the solver's first reply, a whole script) reproduced it: no loop attempt ran.
+    assert record.validation.recorded and record.validation.reproduce_oneshot == 1.0
+    assert record.validation.reproduce_rewards == []
     assert record.generation.exit_reason == "submitted" and record.generation.turns == 6
     # The repair prompt showed the failure; the decision prompt showed the real output.
     repair, decide = model.calls[3][-1].content, model.calls[4][-1].content
@@ -92,6 +94,7 @@ def test_recorded_expectations_nobody_reproduces_are_rejected(tmp_path: Path, ba
     record, _ = _run(tmp_path, backend, [json.dumps(IDEA), INSTRUCTION, GOOD, OK], ("```bash\nls\n```", "submit"))
     assert record.verdict == "invalid" and record.failed_checks == [NOT_REPRODUCED]
     assert record.validation.verdict == "valid" and record.validation.reproduce_rewards == [0.0, 0.0]
+    assert record.validation.reproduce_oneshot == 0.0  # the one-shot attempt came first, and failed too
 
 
 def test_a_data_only_mutation_is_rejected_by_the_cross_oracle(tmp_path: Path, backend: DockerBackend) -> None:

@@ -2,11 +2,17 @@
 whose tests hold recorded outputs is accepted only when a solver that sees the instruction and the environment
 alone (no solution, no tests) reproduces them at least once in K attempts.
 
+With ``one_shot`` (the default in a propose run), a one-shot attempt comes first: the same solver model, told
+to write one script that does the whole task, run once and graded like any attempt (``agent.config.one_shot``);
+its success is a reproduction, and only when it fails do the K attempts of the agent loop run. It is a blind
+attempt like the others (the instruction and the inputs' first lines, never the solution or the tests), and it
+is reported apart (``oneshot_reward``).
+
 Attempts stop at the first success. An attempt whose trial failed for infrastructure reasons (no reward) is
 kept as ``None`` and counts neither as a reproduction nor as a failure to reproduce: it is run again, so a
 verdict rests on ``attempts`` rewarded attempts, with up to ``attempts`` such reruns in all. When the reruns run
 out before the attempts did, and nothing was reproduced, the result is an error: infrastructure failures never
-become a rejection.
+become a rejection. A one-shot attempt without a reward is not run again: the agent loop's attempts follow.
 
 ``Reproductions`` runs a run's candidates and logs each result once. On a remote executor (Ray) one candidate's
 attempts are one task (``RemoteReproduction``): the backend is made on the worker, the agent factory travels
@@ -24,29 +30,46 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from autoenvscaling.agent.config import one_shot as one_shot_config
 from autoenvscaling.execution.base import Executor
 from autoenvscaling.execution.portable import Delivery, PortableWork, ship
 from autoenvscaling.execution.rundir import ResultsLog
 from autoenvscaling.execution.runner import ItemRunner
+from autoenvscaling.roles.solver import SolverAgent
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.sandbox.registry import shared_backend
 from autoenvscaling.tasks import load_task
 from autoenvscaling.verify.environment import EnvironmentBuilder
-from autoenvscaling.verify.results import is_solved
+from autoenvscaling.verify.results import TrialResult, is_solved
 from autoenvscaling.verify.trial import TrialRunner
 from autoenvscaling.verify.trial_agents import TrialAgent
 
 
 class Reproduction(BaseModel):
     task: str = ""  # the candidate dir's name
-    rewards: list[float | None] = Field(default_factory=list)
+    oneshot_reward: float | None = None  # the one-shot attempt's (None: not run, or no reward)
+    rewards: list[float | None] = Field(default_factory=list)  # the agent loop's attempts, in order
     tokens: int = 0
     wall_sec: float = 0.0
     error: str | None = None
 
     @property
     def reproduced(self) -> bool:
-        return any(is_solved(r) for r in self.rewards)
+        return is_solved(self.oneshot_reward) or any(is_solved(r) for r in self.rewards)
+
+
+def reproduction_attempts(r: Reproduction, one_shot: bool) -> str:
+    """The attempts behind ``r``, in words (the progress lines of ``autoenv propose`` and the flywheel)."""
+    if not one_shot:
+        return f"{len(r.rewards)} attempts"
+    return "its one-shot attempt" if not r.rewards else f"a one-shot attempt, then {len(r.rewards)} in its loop"
+
+
+def one_shot_agent(agent: TrialAgent) -> TrialAgent | None:
+    """The one-shot variant of a blind solver agent (None for an agent that has no model loop)."""
+    if not isinstance(agent, SolverAgent):
+        return None
+    return SolverAgent(agent.model, one_shot_config(agent.config))
 
 
 def reproduce(
@@ -59,22 +82,27 @@ def reproduce(
     run_id: str | None = None,
     builder: EnvironmentBuilder | None = None,
     agent_timeout_sec: float | None = None,
+    one_shot: bool = False,
 ) -> Reproduction:
-    """Up to ``attempts`` blind solver trials on ``task_dir``; ``agent_timeout_sec`` replaces the task's own agent
-    limit (written for a fast endpoint; a small model on the CPU needs longer for the same turns)."""
+    """Up to ``attempts`` blind solver trials on ``task_dir``, after a one-shot one when ``one_shot``;
+    ``agent_timeout_sec`` replaces the task's own agent limit (written for a fast endpoint; a small model on the
+    CPU needs longer for the same turns)."""
     started = time.perf_counter()
     out = Reproduction(task=task_dir.name)
     task = load_task(task_dir)
     runner = TrialRunner(backend, builder or EnvironmentBuilder(backend), run_id=run_id, prewarm=False)
     try:
+        shot = one_shot_agent(agent_factory()) if one_shot else None
+        if shot is not None:
+            res = runner.run(task, shot, trials_dir / f"{task_dir.name}__oneshot", agent_timeout_sec=agent_timeout_sec)
+            out.tokens += _tokens(res)
+            out.oneshot_reward = res.reward
         i = rewarded = 0
-        while rewarded < attempts and i - rewarded < attempts:
+        while not out.reproduced and rewarded < attempts and i - rewarded < attempts:
             i += 1
             trial_dir = trials_dir / f"{task_dir.name}__blind-{i}"
             res = runner.run(task, agent_factory(), trial_dir, agent_timeout_sec=agent_timeout_sec)
-            ctx = res.agent_result
-            if ctx is not None:
-                out.tokens += (ctx.n_input_tokens or 0) + (ctx.n_output_tokens or 0)
+            out.tokens += _tokens(res)
             out.rewards.append(res.reward)
             rewarded += res.reward is not None
             if res.reward is None and res.exception_info is not None:
@@ -94,6 +122,11 @@ def reproduce(
     return out
 
 
+def _tokens(res: TrialResult) -> int:
+    ctx = res.agent_result
+    return 0 if ctx is None else (ctx.n_input_tokens or 0) + (ctx.n_output_tokens or 0)
+
+
 @dataclass(frozen=True)
 class RemoteReproduction:
     """One candidate's blind attempts on a worker (a Ray task); ``agent_factory`` must pickle."""
@@ -103,6 +136,7 @@ class RemoteReproduction:
     attempts: int
     run_id: str | None = None
     agent_timeout_sec: float | None = None
+    one_shot: bool = False
 
     def __call__(self, task_dir: Path, trials_dir: Path, _extra: str) -> Reproduction:
         return reproduce(
@@ -113,6 +147,7 @@ class RemoteReproduction:
             attempts=self.attempts,
             run_id=self.run_id,
             agent_timeout_sec=self.agent_timeout_sec,
+            one_shot=self.one_shot,
         )
 
 
@@ -133,12 +168,14 @@ class Reproductions:
         executor: Executor | None = None,
         backend_name: str | None = None,
         resume: bool = False,
+        one_shot: bool = False,
     ) -> None:
         """``resume``: the results already in ``trials_dir/results.jsonl`` stand (a resumed propose run)."""
         self.trials_dir = trials_dir
         self.agent_factory = agent_factory
         self.backend = backend
         self.attempts = attempts
+        self.one_shot = one_shot
         self.run_id = run_id
         self.agent_timeout_sec = agent_timeout_sec
         self.backend_name = backend_name  # None: backend.name
@@ -158,13 +195,16 @@ class Reproductions:
         """The attempts of each candidate not yet in ``done`` (from scratch: an earlier try's trial dirs go)."""
         self.trials_dir.mkdir(parents=True, exist_ok=True)
         for task_dir in self.runner.pending(candidates):
-            for old in self.trials_dir.glob(f"{glob.escape(task_dir.name)}__blind-*"):
-                shutil.rmtree(old, ignore_errors=True)
+            for pattern in ("__blind-*", "__oneshot"):
+                for old in self.trials_dir.glob(f"{glob.escape(task_dir.name)}{pattern}"):
+                    shutil.rmtree(old, ignore_errors=True)
         if not self.runner.executor.remote:
             self.runner.run(candidates, self._here, lost=_lost)
             return
         name = self.backend_name or self.backend.name
-        remote = RemoteReproduction(name, self.agent_factory, self.attempts, self.run_id, self.agent_timeout_sec)
+        remote = RemoteReproduction(
+            name, self.agent_factory, self.attempts, self.run_id, self.agent_timeout_sec, self.one_shot
+        )
         trials = self.trials_dir
         self.runner.run(
             candidates,
@@ -183,6 +223,7 @@ class Reproductions:
             attempts=self.attempts,
             run_id=self.run_id,
             agent_timeout_sec=self.agent_timeout_sec,
+            one_shot=self.one_shot,
         )
 
 
