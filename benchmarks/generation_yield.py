@@ -9,7 +9,7 @@ Arms (episode ``i`` of every arm uses the same digest finding and the same paren
 
 Every candidate is validated by the pipeline (K oracle runs + nop + leakage + novelty); recorded expectations
 must also be reproduced by a blind solver attempt (instruction and environment only): a one-shot attempt (one
-script, run once; since 2026-12-04) or, when it fails, one of K attempts of the agent loop.
+script, run once; two of them since 2026-12-04) or, when they fail, one of K attempts of the agent loop.
 "Distinct" drops a valid candidate nearly equal to an earlier valid one of the same arm.
 
     .venv/bin/python benchmarks/generation_yield.py --n 20 --out runs/yield-1.5b          # starts or continues
@@ -21,7 +21,7 @@ from the run dir's records with ``--recover COMMIT`` (their CPU time is then unk
 (the Docker engine lost, a validation or blind attempt that could not run) stops the run without recording the
 item: it is never counted as a rejection.
 
-Per arm: valid, distinct valid, self-consistent and reproduced counts (and how many the one-shot attempt
+Per arm: valid, distinct valid, self-consistent and reproduced counts (and how many a one-shot attempt
 reproduced), Wilson 95% intervals, one-sided Fisher exact p against P1 and P0, uncached prompt + completion
 tokens, wall and CPU seconds per valid environment, and the cost per valid environment as if a hosted model
 (default gpt-4.1-mini on OpenAI) had served the same tokens.
@@ -155,7 +155,7 @@ def arm_stats(items: list[Item], price_as: str, threshold: float) -> dict[str, A
     recorded = [r for r in recs if r.validation.recorded]
     self_consistent = sum(r.validation.verdict == "valid" for r in recorded)
     reproduced = sum(r.validation.reproduced for r in recorded)
-    oneshot = sum(is_solved(r.validation.reproduce_oneshot) for r in recorded)
+    oneshot = sum(any(is_solved(x) for x in r.validation.reproduce_oneshots) for r in recorded)
     uncached = sum(r.generation.prompt_tokens - r.generation.cached_tokens for r in recs)
     blind = sum(r.validation.reproduce_tokens for r in recs)  # the blind solver's, prompt + completion
     completion = sum(r.generation.completion_tokens for r in recs)
@@ -412,7 +412,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
             why = ", ".join(record.failed_checks) or "-"
             print(
                 f"[{k}/{len(todo)}] {arm} #{i}: {record.verdict} ({why}) {item.wall_sec:.0f}s "
-                f"oneshot={record.validation.reproduce_oneshot} blind={record.validation.reproduce_rewards}",
+                f"oneshot={record.validation.reproduce_oneshots} blind={record.validation.reproduce_rewards}",
                 flush=True,
             )
 

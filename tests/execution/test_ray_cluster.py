@@ -311,7 +311,7 @@ def test_a_candidates_blind_reproduction_runs_on_ray_and_its_trials_come_back(
     )  # fmt: skip
     (record,) = run.run()
     assert record.verdict == "valid", record
-    assert record.validation.recorded and record.validation.reproduce_oneshot == 1.0  # the worker's one-shot
-    result = (out / "reproduce" / "staged-000__oneshot" / "result.json").read_text()  # landed by the driver
-    assert "autoenv-work-" not in result and str(out / "reproduce" / "staged-000__oneshot") in result
+    assert record.validation.recorded and record.validation.reproduce_oneshots == [1.0]  # the worker's one-shot
+    result = (out / "reproduce" / "staged-000__oneshot-1" / "result.json").read_text()  # landed by the driver
+    assert "autoenv-work-" not in result and str(out / "reproduce" / "staged-000__oneshot-1") in result
     assert len((out / "reproduce" / "results.jsonl").read_text().splitlines()) == 1

@@ -85,7 +85,7 @@ def test_a_staged_round_accepts_a_reproduced_environment(tmp_path: Path) -> None
     validated = ValidateOutput.model_validate_json((fw.paths.stage_dir(1, "validate") / "output.json").read_bytes())
     (record,) = validated.records
     assert record.mode == "staged" and record.verdict == "valid", record
-    assert record.validation.recorded and record.validation.reproduce_oneshot == 1.0  # the one-shot attempt
+    assert record.validation.recorded and record.validation.reproduce_oneshots == [1.0]  # the one-shot attempt
     assert metrics.valid == 1
     with Pool.open(fw.paths.default_pool) as pool:
         (entry,) = pool.list()

@@ -85,13 +85,12 @@ def propose(
     reproduce: Annotated[
         int, typer.Option(min=0, help="Blind solver attempts that must reproduce recorded expectations.")
     ] = 3,
-    one_shot: Annotated[
-        bool,
+    one_shots: Annotated[
+        int,
         typer.Option(
-            "--one-shot/--no-one-shot",
-            help="Before those attempts, a one-shot blind attempt (one script from the instruction, run once).",
+            min=0, max=10, help="One-shot blind attempts (one script from the instruction, run once) before those."
         ),
-    ] = True,
+    ] = 2,
     judge: Annotated[
         str,
         typer.Option(
@@ -158,7 +157,7 @@ def propose(
             "proposer": proposer,
             "validation": ValidationConfig(repeats=repeats, probes=probe_config(True, judge, adversarial_attempts)),
             "reproduce_attempts": reproduce,
-            "reproduce_one_shot": one_shot,
+            "reproduce_one_shots": one_shots,
         }
     )
     # The blind solver is the solver: the solver's tuning on the same model (one server when embedded).
@@ -201,7 +200,7 @@ def propose(
 
             def on_reproduced(gid: str, r: Reproduction) -> None:
                 said = "[green]reproduced[/]" if r.reproduced else "[red]not reproduced[/]"
-                progress.console.print(f"  {gid}: blind solver {said} ({reproduction_attempts(r, one_shot)})")
+                progress.console.print(f"  {gid}: blind solver {said} ({reproduction_attempts(r)})")
 
             records = run.validate(
                 generations,

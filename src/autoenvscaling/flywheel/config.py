@@ -74,8 +74,8 @@ class CountsConfig(BaseModel):
     reproduce_attempts: int = Field(
         default=3, ge=0, description="blind solver attempts that must reproduce recorded expectations (staged)"
     )
-    reproduce_one_shot: bool = Field(
-        default=True, description="a one-shot blind attempt (one script, run once) before those attempts"
+    reproduce_one_shots: int = Field(
+        default=2, ge=0, le=10, description="one-shot blind attempts (one script, run once) before those attempts"
     )
 
 

@@ -86,7 +86,7 @@ def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None, doma
         ),
         parents=_parents(ctx, domain),
         reproduce_attempts=cfg.counts.reproduce_attempts,
-        reproduce_one_shot=cfg.counts.reproduce_one_shot,
+        reproduce_one_shots=cfg.counts.reproduce_one_shots,
         solver=cfg.solver,
     )
 
@@ -183,7 +183,7 @@ def _validate_domain(
 
     def on_reproduced(gid: str, r: Reproduction) -> None:
         said = "reproduced" if r.reproduced else "not reproduced"
-        how = reproduction_attempts(r, config.reproduce_one_shot)
+        how = reproduction_attempts(r)
         ctx.events.message(f"{domain}/{gid}: blind solver {said} ({how})")
 
     # The blind reproduction runs the round's solver: the model the environments are for.

@@ -91,24 +91,27 @@ def test_a_one_shot_attempt_comes_first_and_its_success_is_a_reproduction(monkey
     runner.run = lambda task, agent, trial_dir, **kw: (agents.append(agent), real_run(task, agent, trial_dir))[1]
     monkeypatch.setattr(mod, "load_task", lambda _d: SimpleNamespace())
     monkeypatch.setattr(mod, "TrialRunner", lambda *a, **k: runner)
-    out = mod.reproduce(tmp_path / "cand", _solver, None, tmp_path, attempts=3, builder=object(), one_shot=True)
-    assert out.reproduced and out.oneshot_reward == 1.0 and out.rewards == [] and out.error is None
-    assert runner.dirs == ["cand__oneshot"]
+    out = mod.reproduce(tmp_path / "cand", _solver, None, tmp_path, attempts=3, builder=object(), one_shots=2)
+    assert out.reproduced and out.oneshot_rewards == [1.0] and out.rewards == [] and out.error is None
+    assert runner.dirs == ["cand__oneshot-1"]  # the first success ends the attempts
     (shot,) = agents
     assert isinstance(shot, SolverAgent) and shot.config.max_turns == 1
     assert shot.config.agent_name.endswith("-oneshot") and "oneshot_system.j2" in shot.config.templates["system.j2"]
-    # A failed (or unrewarded) one-shot attempt: the loop's K attempts follow, as without it.
+    assert mod.reproduction_attempts(out) == "1 one-shot attempt(s)"
+    # Failed (or unrewarded) one-shot attempts: the loop's K attempts follow, as without them.
     for first in (0.0, None):
-        runner = _Runner([first, 0.0, 0.0, 1.0])
+        runner = _Runner([first, 0.0, 0.0, 0.0, 1.0])
         monkeypatch.setattr(mod, "TrialRunner", lambda *a, _r=runner, **k: _r)
-        out = mod.reproduce(tmp_path / "cand", _solver, None, tmp_path, attempts=3, builder=object(), one_shot=True)
-        assert out.reproduced and out.oneshot_reward == first and out.rewards == [0.0, 0.0, 1.0]
-        assert runner.dirs == ["cand__oneshot", "cand__blind-1", "cand__blind-2", "cand__blind-3"]
+        out = mod.reproduce(tmp_path / "cand", _solver, None, tmp_path, attempts=3, builder=object(), one_shots=2)
+        assert out.reproduced and out.oneshot_rewards == [first, 0.0] and out.rewards == [0.0, 0.0, 1.0]
+        assert runner.dirs == ["cand__oneshot-1", "cand__oneshot-2", "cand__blind-1", "cand__blind-2", "cand__blind-3"]
+        assert mod.reproduction_attempts(out) == "2 one-shot, then 3 in the loop attempt(s)"
     # An agent without a model loop (the oracle) gets no one-shot attempt.
     runner = _Runner([0.0, 0.0, 0.0])
     monkeypatch.setattr(mod, "TrialRunner", lambda *a, **k: runner)
-    out = mod.reproduce(tmp_path / "cand", object, None, tmp_path, attempts=3, builder=object(), one_shot=True)
-    assert out.oneshot_reward is None and runner.dirs == ["cand__blind-1", "cand__blind-2", "cand__blind-3"]
+    out = mod.reproduce(tmp_path / "cand", object, None, tmp_path, attempts=3, builder=object(), one_shots=2)
+    assert out.oneshot_rewards == [] and runner.dirs == ["cand__blind-1", "cand__blind-2", "cand__blind-3"]
+    assert mod.reproduction_attempts(out) == "3 in the loop attempt(s)"
 
 
 def test_the_one_shot_settings_keep_the_solvers_model_and_drop_the_loop_guards() -> None:

@@ -66,7 +66,7 @@ def test_a_combined_child_holds_both_parents_inputs_and_names_both_parents(
     record = _run(tmp_path, backend, [json.dumps(idea), BOTH_404, BOTH_INSTRUCTION, OK], solver, reproduce_attempts=1)
 
     assert record.verdict == "valid", record
-    assert record.validation.reproduce_oneshot == 1.0 and record.validation.reproduce_rewards == []
+    assert record.validation.reproduce_oneshots == [1.0] and record.validation.reproduce_rewards == []
     cand = Path(record.candidate_dir or "")
     assert (cand / "tests" / "expected" / "1-all404.txt").read_text() == "4\n"  # 2 in each log
     meta = tomllib.loads((cand / "task.toml").read_text())["metadata"]

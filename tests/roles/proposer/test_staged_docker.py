@@ -65,7 +65,7 @@ def test_a_staged_episode_is_accepted_when_a_blind_solver_reproduces_it(tmp_path
 
     assert record.verdict == "valid", record
     # The one-shot blind attempt (the solver's first reply, a whole script) reproduced it: no loop attempt ran.
-    assert record.validation.recorded and record.validation.reproduce_oneshot == 1.0
+    assert record.validation.recorded and record.validation.reproduce_oneshots == [1.0]
     assert record.validation.reproduce_rewards == []
     assert record.generation.exit_reason == "submitted" and record.generation.turns == 6
     # The repair prompt showed the failure; the decision prompt showed the real output.
@@ -94,7 +94,7 @@ def test_recorded_expectations_nobody_reproduces_are_rejected(tmp_path: Path, ba
     record, _ = _run(tmp_path, backend, [json.dumps(IDEA), INSTRUCTION, GOOD, OK], ("```bash\nls\n```", "submit"))
     assert record.verdict == "invalid" and record.failed_checks == [NOT_REPRODUCED]
     assert record.validation.verdict == "valid" and record.validation.reproduce_rewards == [0.0, 0.0]
-    assert record.validation.reproduce_oneshot == 0.0  # the one-shot attempt came first, and failed too
+    assert record.validation.reproduce_oneshots == [0.0, 0.0]  # the one-shot attempts came first, and failed too
 
 
 def test_a_data_only_mutation_is_rejected_by_the_cross_oracle(tmp_path: Path, backend: DockerBackend) -> None:

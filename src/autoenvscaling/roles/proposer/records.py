@@ -59,14 +59,14 @@ class ValidationStats(BaseModel):
     wall_sec: float = 0.0
     error: str | None = None
     recorded: bool = False  # the tests compare with outputs the reference solution recorded
-    reproduce_oneshot: float | None = None  # the one-shot blind attempt's reward (None: not run, or no reward)
+    reproduce_oneshots: list[float | None] = Field(default_factory=list)  # the one-shot blind attempts, in order
     reproduce_rewards: list[float | None] = Field(default_factory=list)  # the blind agent loop's attempts, in order
     reproduce_tokens: int = 0
     reproduce_wall_sec: float = 0.0
 
     @property
     def reproduced(self) -> bool:
-        return is_solved(self.reproduce_oneshot) or any(is_solved(r) for r in self.reproduce_rewards)
+        return any(is_solved(r) for r in [*self.reproduce_oneshots, *self.reproduce_rewards])
 
 
 class ProposalRecord(BaseModel):

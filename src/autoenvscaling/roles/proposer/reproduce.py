@@ -2,17 +2,17 @@
 whose tests hold recorded outputs is accepted only when a solver that sees the instruction and the environment
 alone (no solution, no tests) reproduces them at least once in K attempts.
 
-With ``one_shot`` (the default in a propose run), a one-shot attempt comes first: the same solver model, told
-to write one script that does the whole task, run once and graded like any attempt (``agent.config.one_shot``);
-its success is a reproduction, and only when it fails do the K attempts of the agent loop run. It is a blind
-attempt like the others (the instruction and the inputs' first lines, never the solution or the tests), and it
-is reported apart (``oneshot_reward``).
+With ``one_shots`` (2 in a propose run), one-shot attempts come first: the same solver model, told to write
+one script that does the whole task, run once and graded like any attempt (``agent.config.one_shot``); a
+success is a reproduction, and only when they all fail do the K attempts of the agent loop run. They are blind
+attempts like the others (the instruction and the inputs' first lines, never the solution or the tests), and
+they are reported apart (``oneshot_rewards``).
 
 Attempts stop at the first success. An attempt whose trial failed for infrastructure reasons (no reward) is
 kept as ``None`` and counts neither as a reproduction nor as a failure to reproduce: it is run again, so a
 verdict rests on ``attempts`` rewarded attempts, with up to ``attempts`` such reruns in all. When the reruns run
 out before the attempts did, and nothing was reproduced, the result is an error: infrastructure failures never
-become a rejection. A one-shot attempt without a reward is not run again: the agent loop's attempts follow.
+become a rejection. A one-shot attempt without a reward is not run again.
 
 ``Reproductions`` runs a run's candidates and logs each result once. On a remote executor (Ray) one candidate's
 attempts are one task (``RemoteReproduction``): the backend is made on the worker, the agent factory travels
@@ -47,7 +47,7 @@ from autoenvscaling.verify.trial_agents import TrialAgent
 
 class Reproduction(BaseModel):
     task: str = ""  # the candidate dir's name
-    oneshot_reward: float | None = None  # the one-shot attempt's (None: not run, or no reward)
+    oneshot_rewards: list[float | None] = Field(default_factory=list)  # the one-shot attempts', in order
     rewards: list[float | None] = Field(default_factory=list)  # the agent loop's attempts, in order
     tokens: int = 0
     wall_sec: float = 0.0
@@ -55,14 +55,14 @@ class Reproduction(BaseModel):
 
     @property
     def reproduced(self) -> bool:
-        return is_solved(self.oneshot_reward) or any(is_solved(r) for r in self.rewards)
+        return any(is_solved(r) for r in [*self.oneshot_rewards, *self.rewards])
 
 
-def reproduction_attempts(r: Reproduction, one_shot: bool) -> str:
+def reproduction_attempts(r: Reproduction) -> str:
     """The attempts behind ``r``, in words (the progress lines of ``autoenv propose`` and the flywheel)."""
-    if not one_shot:
-        return f"{len(r.rewards)} attempts"
-    return "its one-shot attempt" if not r.rewards else f"a one-shot attempt, then {len(r.rewards)} in its loop"
+    shots = f"{len(r.oneshot_rewards)} one-shot" if r.oneshot_rewards else ""
+    loop = f"{len(r.rewards)} in the loop" if r.rewards or not shots else ""
+    return ", then ".join(p for p in (shots, loop) if p) + " attempt(s)"
 
 
 def one_shot_agent(agent: TrialAgent) -> TrialAgent | None:
@@ -82,9 +82,9 @@ def reproduce(
     run_id: str | None = None,
     builder: EnvironmentBuilder | None = None,
     agent_timeout_sec: float | None = None,
-    one_shot: bool = False,
+    one_shots: int = 0,
 ) -> Reproduction:
-    """Up to ``attempts`` blind solver trials on ``task_dir``, after a one-shot one when ``one_shot``;
+    """Up to ``attempts`` blind solver trials on ``task_dir``, after up to ``one_shots`` one-shot ones;
     ``agent_timeout_sec`` replaces the task's own agent limit (written for a fast endpoint; a small model on the
     CPU needs longer for the same turns)."""
     started = time.perf_counter()
@@ -92,11 +92,14 @@ def reproduce(
     task = load_task(task_dir)
     runner = TrialRunner(backend, builder or EnvironmentBuilder(backend), run_id=run_id, prewarm=False)
     try:
-        shot = one_shot_agent(agent_factory()) if one_shot else None
-        if shot is not None:
-            res = runner.run(task, shot, trials_dir / f"{task_dir.name}__oneshot", agent_timeout_sec=agent_timeout_sec)
+        for j in range(1, one_shots + 1):
+            shot = one_shot_agent(agent_factory())
+            if shot is None or out.reproduced:
+                break
+            trial_dir = trials_dir / f"{task_dir.name}__oneshot-{j}"
+            res = runner.run(task, shot, trial_dir, agent_timeout_sec=agent_timeout_sec)
             out.tokens += _tokens(res)
-            out.oneshot_reward = res.reward
+            out.oneshot_rewards.append(res.reward)
         i = rewarded = 0
         while not out.reproduced and rewarded < attempts and i - rewarded < attempts:
             i += 1
@@ -136,7 +139,7 @@ class RemoteReproduction:
     attempts: int
     run_id: str | None = None
     agent_timeout_sec: float | None = None
-    one_shot: bool = False
+    one_shots: int = 0
 
     def __call__(self, task_dir: Path, trials_dir: Path, _extra: str) -> Reproduction:
         return reproduce(
@@ -147,7 +150,7 @@ class RemoteReproduction:
             attempts=self.attempts,
             run_id=self.run_id,
             agent_timeout_sec=self.agent_timeout_sec,
-            one_shot=self.one_shot,
+            one_shots=self.one_shots,
         )
 
 
@@ -168,14 +171,14 @@ class Reproductions:
         executor: Executor | None = None,
         backend_name: str | None = None,
         resume: bool = False,
-        one_shot: bool = False,
+        one_shots: int = 0,
     ) -> None:
         """``resume``: the results already in ``trials_dir/results.jsonl`` stand (a resumed propose run)."""
         self.trials_dir = trials_dir
         self.agent_factory = agent_factory
         self.backend = backend
         self.attempts = attempts
-        self.one_shot = one_shot
+        self.one_shots = one_shots
         self.run_id = run_id
         self.agent_timeout_sec = agent_timeout_sec
         self.backend_name = backend_name  # None: backend.name
@@ -195,7 +198,7 @@ class Reproductions:
         """The attempts of each candidate not yet in ``done`` (from scratch: an earlier try's trial dirs go)."""
         self.trials_dir.mkdir(parents=True, exist_ok=True)
         for task_dir in self.runner.pending(candidates):
-            for pattern in ("__blind-*", "__oneshot"):
+            for pattern in ("__blind-*", "__oneshot-*"):
                 for old in self.trials_dir.glob(f"{glob.escape(task_dir.name)}{pattern}"):
                     shutil.rmtree(old, ignore_errors=True)
         if not self.runner.executor.remote:
@@ -203,7 +206,7 @@ class Reproductions:
             return
         name = self.backend_name or self.backend.name
         remote = RemoteReproduction(
-            name, self.agent_factory, self.attempts, self.run_id, self.agent_timeout_sec, self.one_shot
+            name, self.agent_factory, self.attempts, self.run_id, self.agent_timeout_sec, self.one_shots
         )
         trials = self.trials_dir
         self.runner.run(
@@ -223,7 +226,7 @@ class Reproductions:
             attempts=self.attempts,
             run_id=self.run_id,
             agent_timeout_sec=self.agent_timeout_sec,
-            one_shot=self.one_shot,
+            one_shots=self.one_shots,
         )
 
 

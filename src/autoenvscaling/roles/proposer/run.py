@@ -86,10 +86,12 @@ class ProposeConfig(BaseModel):
     reproduce_attempts: int = Field(
         default=3, ge=0, description="blind solver attempts for recorded expectations (0: accept unreproduced)"
     )
-    reproduce_one_shot: bool = Field(
-        default=True,
-        description="a one-shot blind attempt (one script from the instruction, run once) before the agent loop's; "
-        "its success is a reproduction (reproduce.py)",
+    reproduce_one_shots: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="one-shot blind attempts (one script from the instruction, run once) before the agent loop's; "
+        "a success is a reproduction (reproduce.py); 0: none",
     )
     reproduce_timeout_sec: float | None = Field(
         default=1800.0,
@@ -299,7 +301,7 @@ class ProposeRun:
         """``record`` with its blind attempts: rejected when none reproduced, an error when too few got a reward."""
         validation = record.validation.model_copy(
             update={
-                "reproduce_oneshot": result.oneshot_reward,
+                "reproduce_oneshots": result.oneshot_rewards,
                 "reproduce_rewards": result.rewards,
                 "reproduce_tokens": result.tokens,
                 "reproduce_wall_sec": result.wall_sec,
@@ -370,7 +372,7 @@ class ProposeRun:
             executor=self.executor,
             backend_name=self.backend_name,
             resume=resume,
-            one_shot=self.config.reproduce_one_shot,
+            one_shots=self.config.reproduce_one_shots,
         )
         first: list[Path] = []
         valid: list[Path] = []
