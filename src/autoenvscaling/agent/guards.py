@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Container
 
 from autoenvscaling.agent.actions import Action
 from autoenvscaling.llm.base import ModelResponse, Sampling
@@ -101,7 +102,7 @@ def outputs_missing_note(paths: list[str]) -> str:
     )
 
 
-def skip_replayed_plan(action: Action, ran: set[str]) -> Action:
+def skip_replayed_plan(action: Action, ran: Container[str]) -> Action:
     """A small model re-sends its whole plan: when the first block already ran, its first block that never ran
     is the new step (``action`` as it is otherwise)."""
     if not action.skipped_blocks or action.command not in ran:

@@ -94,8 +94,7 @@ class Agent:
         self.commands_run = 0
         self._errors_in_a_row = 0
         self._last_command: str | None = None
-        self._ran: set[str] = set()  # every command run so far
-        self._results: dict[str, tuple[int, int]] = {}  # command -> (exit code, hash of output) of its last run
+        self._results: dict[str, tuple[int, int]] = {}  # every command run so far -> (exit code, output hash)
         self.reruns = 0
         self._reruns_in_a_row = 0
         self._sampling: Sampling | None = None  # set for the one call after a repeated command
@@ -180,13 +179,12 @@ class Agent:
                 return
             self.record(response, action, [])
             raise Submitted(action.thought)
-        action = skip_replayed_plan(action, self._ran)
+        action = skip_replayed_plan(action, self._results)
         if action.command == self._last_command:
             self.on_repeat(response, action)
             return
         self._last_command = action.command
         self._repeats_in_a_row = 0
-        self._ran.add(action.command)
         check_stop()  # an interrupted run runs no new command (the reply came after the interrupt)
         try:
             result = self.execute(action)
@@ -255,12 +253,10 @@ class Agent:
         return self.sandbox.exec(action.command, timeout=self._timeout)
 
     def is_rerun(self, command: str, result: ExecResult) -> bool:
-        """``command`` ran before with exactly this exit code and output (``flag_reruns``)."""
-        if not self.config.flag_reruns:
-            return False
+        """``command`` ran before with exactly this exit code and output (``flag_reruns``); records this run."""
         outcome = (result.exit_code, hash(result.output))
         before, self._results[command] = self._results.get(command), outcome
-        return before == outcome
+        return self.config.flag_reruns and before == outcome
 
     def observe(self, response: ModelResponse, action: Action, result: ExecResult, rerun: bool = False) -> None:
         text = self.render(
