@@ -11,10 +11,15 @@ from pathlib import Path
 import pytest
 from flywheel_helpers import SCRIPTED, autoenv, snapshot
 
+from autoenvscaling.flywheel.accepted import accepted_environments
+from autoenvscaling.flywheel.rounds import Flywheel
 from autoenvscaling.pool import EnvStatus, Pool
 from docker_helpers import containers_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+_STDOUT: dict[Path, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +28,19 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = autoenv("flywheel", "run", "--config", str(SCRIPTED), "--run-dir", str(run))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert f"report:  {run / 'report.html'}" in " ".join(proc.stdout.split()) or "report.html" in proc.stdout
+    _STDOUT[run] = proc.stdout
     return run
+
+
+def test_the_accepted_environments_are_the_calibrated_ones_and_the_run_names_them(reference: Path) -> None:
+    fw = Flywheel.open(reference)
+    accepted = accepted_environments(fw.paths, fw.config)
+    # round 2's near-duplicate is in no calibration; every accepted one is a pool entry with its files
+    assert [(a.round, a.status) for a in accepted] == [(1, "learnable"), (1, "too-easy"), (2, "learnable")]
+    assert all((a.path / "instruction.md").is_file() and a.headline for a in accepted)
+    out = " ".join(_STDOUT[reference].split())
+    assert "environments accepted this run:" in out
+    assert all(a.env_id in out and a.headline[:40] in out for a in accepted)
 
 
 def test_two_rounds_end_to_end(reference: Path) -> None:

@@ -86,37 +86,16 @@ def _table(metrics: list[RoundMetrics]) -> Table:
 
 def new_environments(fw: Flywheel) -> list[str]:
     """One line per environment this run added to the pool: status, solver pass rate, instruction, files."""
-    from autoenvscaling.flywheel.layout import read_output
-    from autoenvscaling.flywheel.records import CalibrateOutput
-    from autoenvscaling.pool import Pool
+    from autoenvscaling.flywheel.accepted import accepted_environments
 
     lines: list[str] = []
-    pool_dir = fw.config.pool or fw.paths.default_pool
-    for n in fw.paths.rounds_present():
-        out = read_output(fw.paths.stage_dir(n, "calibrate"), CalibrateOutput)
-        if out is None or not out.calibrations:
-            continue
-        with Pool.open(pool_dir, dedup=fw.config.dedup) as pool:
-            for c in out.calibrations:
-                entry = pool.get(c.env_id)
-                first = headline(entry.instruction)
-                rate = "-" if c.pass_rate is None else f"{c.pass_rate:.2f}"
-                lines.append(
-                    f"round {n}: [bold]{c.status or 'error'}[/] {c.env_id} (solver pass rate {rate}): "
-                    f"{first[:100]}\n    files: {entry.path}"
-                )
+    for a in accepted_environments(fw.paths, fw.config):
+        rate = "-" if a.pass_rate is None else f"{a.pass_rate:.2f}"
+        lines.append(
+            f"round {a.round}: [bold]{a.status or 'error'}[/] {a.env_id} (solver pass rate {rate}): "
+            f"{a.headline[:100]}\n    files: {a.path}"
+        )
     return lines
-
-
-def headline(instruction: str) -> str:
-    """The instruction's first sentence-like line: markdown marks stripped, headings (``**Input file:**``) and lines
-    of fewer than 4 words skipped; else its first non-blank line."""
-    lines = [ln.strip() for ln in instruction.splitlines() if ln.strip()]
-    for line in lines:
-        text = line.lstrip("#*->` ").replace("**", "").strip()
-        if len(text.split()) >= 4 and not text.endswith(":"):
-            return text
-    return lines[0] if lines else ""
 
 
 def _drive(fw: Flywheel) -> None:

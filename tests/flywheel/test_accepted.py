@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autoenvscaling.cli.flywheel_cmd import headline
+from autoenvscaling.flywheel.accepted import headline
 
 
 @pytest.mark.parametrize(
