@@ -30,13 +30,17 @@ from autoenvscaling.execution.ray_executor import RayExecutor
 from autoenvscaling.flywheel.solving import solve_tasks
 from autoenvscaling.llm.config import parse_model_arg
 from autoenvscaling.llm.scripted import ScriptedModel
+from autoenvscaling.roles import remote_solver
+from autoenvscaling.roles.adversary import model_probes_for
+from autoenvscaling.roles.judge import CRITERIA
 from autoenvscaling.roles.proposer import reproduce as reproduce_mod
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
-from autoenvscaling.roles.remote_solver import RemoteSolverFactory
+from autoenvscaling.roles.remote_solver import RemoteModel, RemoteSolverFactory
 from autoenvscaling.roles.solve_run import SolveRun
 from autoenvscaling.sandbox.docker import DockerBackend
 from autoenvscaling.sandbox.fake_scored import NAME, ScoredFakeBackend, write_scored_task
+from autoenvscaling.validate.probes import ProbeConfig
 from autoenvscaling.validate.run import ValidationRun
 from autoenvscaling.validate.validator import ValidationConfig
 from autoenvscaling.verify.trial_agents import OracleAgent
@@ -254,6 +258,24 @@ def test_an_items_own_exception_comes_back_as_itself_after_the_results_beside_it
             if before <= set(got):
                 release.write_text("")  # a file, not a finished task, was the signal before: it raced the return
     assert sorted(got) == [10, 30]
+
+
+def test_a_blocking_judge_runs_on_the_workers_and_its_flag_comes_back(cluster: Cluster, tmp_path: Path) -> None:
+    fail = {"behavior-in-tests": "the tests only check a marker file"}
+    items = [{"id": c, "outcome": "fail" if c in fail else "pass", "explanation": fail.get(c, "")} for c in CRITERIA]
+    script = tmp_path / "judge.json"  # each worker opens the scripted judge from this file
+    script.write_text(json.dumps([json.dumps({"criteria": items})] * 4))
+    judge = RemoteModel(parse_model_arg(f"scripted:{script}"))
+    probes = ProbeConfig(enabled=False, judge="blocking")  # the rule probes need a real shell
+    run = ValidationRun(
+        tmp_path / "v", ScoredFakeBackend(), ValidationConfig(repeats=1, probes=probes), backend_name=NAME,
+        executor=RayExecutor(ExecutorConfig(kind="ray")), model_probes=model_probes_for(probes, judge),
+    )  # fmt: skip
+    (report,) = run.run([write_scored_task(tmp_path / "tasks" / "good")])[0]
+    assert (report.verdict.value, report.failed_checks) == ("invalid", ["judge:behavior-in-tests"])
+    assert report.probes is not None and report.probes.judge is not None
+    assert report.probes.judge.model == "scripted:judge.json"
+    assert judge.config.model_dump_json() not in remote_solver._opened  # opened on a worker, never here
 
 
 @pytest.mark.docker

@@ -1,14 +1,15 @@
 """The model probes in the flywheel (issue 12): ``[probes]`` and ``models.probes`` in the config, the validate
 stage rejecting a candidate a blocking judge fails (on the round's solver by default, on ``models.probes`` when
-set), and the one-line refusal on the Ray executor. Scripted models on the scored fake backend: no Docker."""
+set), and the model that travels to Ray workers. Scripted models on the scored fake backend: no Docker."""
 
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from flywheel_helpers import SCRIPTED, autoenv
 
 from autoenvscaling.errors import UserInputError
 from autoenvscaling.flywheel.backend import RunBackend
@@ -17,11 +18,15 @@ from autoenvscaling.flywheel.context import NullEvents, RoundContext
 from autoenvscaling.flywheel.domains import resolve_domain
 from autoenvscaling.flywheel.layout import RunPaths
 from autoenvscaling.flywheel.records import Generation, ProposeOutput
-from autoenvscaling.flywheel.stages_propose import run_validate
+from autoenvscaling.flywheel.stages_propose import _probe_model, run_validate
+from autoenvscaling.llm.config import parse_model_arg
 from autoenvscaling.pool import Pool
+from autoenvscaling.roles.adversary import model_probes_for
 from autoenvscaling.roles.judge import CRITERIA
 from autoenvscaling.roles.proposer.records import GenerationResult
+from autoenvscaling.roles.remote_solver import RemoteModel
 from autoenvscaling.sandbox.fake_scored import ScoredFakeBackend, write_scored_task
+from autoenvscaling.validate.probes import ProbeConfig
 from autoenvscaling.validate.report import ValidationReport
 
 WHY = "the tests only check a marker file"
@@ -48,18 +53,19 @@ def test_the_probes_table_and_their_model_in_the_config(tmp_path: Path) -> None:
         load_config(None, ['probes.judge_mode="blocking"'])
 
 
-def test_model_probes_on_ray_are_refused_in_one_line(tmp_path: Path) -> None:
-    with pytest.raises(UserInputError) as e:
-        load_config(None, ['probes.judge="advisory"', 'executor.kind="ray"'])
-    assert str(e.value) == (
-        "config: probes.judge and probes.adversarial_attempts run on the local executor only (executor.kind = 'ray')"
-    )
-    assert load_config(None, ['executor.kind="ray"']).probes.enabled  # the rule probes run anywhere
-    run_dir = tmp_path / "run"
-    over = ["executor.kind=ray", "probes.adversarial_attempts=1"]
-    res = autoenv("flywheel", "run", "--config", str(SCRIPTED), "--run-dir", str(run_dir), *over)
-    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
-    assert "run on the local executor only" in res.stderr and not run_dir.exists()
+def test_model_probes_on_ray_open_their_model_on_the_workers(tmp_path: Path) -> None:
+    cfg = load_config(None, ['probes.judge="advisory"', 'executor.kind="ray"'])  # no longer refused
+    assert cfg.probes.judge == "advisory" and cfg.executor.kind == "ray"
+    ctx = SimpleNamespace(config=cfg, solver=parse_model_arg(f"scripted:{tmp_path / 'j.json'}"))
+    with _probe_model(ctx, remote=True) as model:  # type: ignore[arg-type]
+        assert isinstance(model, RemoteModel) and pickle.loads(pickle.dumps(model)) == model
+        both = model_probes_for(ProbeConfig(judge="advisory", adversarial_attempts=1), model)
+        shipped = pickle.loads(pickle.dumps(both))  # what a Ray task carries: the judge and the adversary
+        assert shipped.adversary is not None and shipped.adversary.agent().model == model
+    embedded = SimpleNamespace(config=cfg, solver=parse_model_arg("embedded"))
+    refused = pytest.raises(UserInputError, match="cannot run the embedded model on the workers")
+    with refused, _probe_model(embedded, remote=True):  # type: ignore[arg-type]
+        pass
 
 
 def _validate(tmp_path: Path, overrides: list[str]) -> tuple[list[str], str, ValidationReport]:

@@ -114,10 +114,15 @@ def validate(
         pass_env=list(pass_env or []),
         probes=probe_config(probes, judge, adversarial_attempts),
     )
-    if config.probes.model_probes and executor != "local":  # the opened model stays in this process
-        raise typer.BadParameter("--judge and --adversarial-attempts run on the local executor only")
-    runs_on = make_executor(executor, ray_address, "validate")
     stack = contextlib.ExitStack()
+    model_probes = _open_model_probes(
+        stack, config.probes, model, base_url, max_turns, action_format, remote=executor != "local"
+    )
+    try:
+        runs_on = make_executor(executor, ray_address, "validate")
+    except BaseException:
+        stack.close()
+        raise
     run = ValidationRun(
         rdir,
         get_backend(backend),
@@ -127,7 +132,7 @@ def validate(
         force_build=force_build,
         executor=runs_on,
         backend_name=backend,
-        model_probes=_open_model_probes(stack, config.probes, model, base_url, max_turns, action_format),
+        model_probes=model_probes,
     )
     console.print(f"validating {len(task_dirs)} task(s) -> [bold]{rdir}[/]")
     progress = Progress(
@@ -195,18 +200,29 @@ def validate(
 
 
 def _open_model_probes(
-    stack: contextlib.ExitStack, probes: ProbeConfig, model: str, base_url: str | None, turns: int, fmt: str
+    stack: contextlib.ExitStack,
+    probes: ProbeConfig,
+    model: str,
+    base_url: str | None,
+    turns: int,
+    fmt: str,
+    *,
+    remote: bool,
 ) -> ModelProbes | None:
-    """The model of the judge and the adversarial solver, opened only when one of them is asked for."""
+    """The model of the judge and the adversarial solver, opened only when one of them is asked for; ``remote``
+    (Ray): a model each worker opens itself (a served one: the embedded model is refused)."""
     if not probes.model_probes:
         return None
     from autoenvscaling.agent.config import AgentConfig
+    from autoenvscaling.llm.base import Model
     from autoenvscaling.llm.config import parse_model_arg
     from autoenvscaling.llm.factory import open_model
     from autoenvscaling.roles.adversary import model_probes_for
+    from autoenvscaling.roles.remote_solver import RemoteModel
     from autoenvscaling.roles.tuning import tune_solver
 
-    m = stack.enter_context(open_model(tune_solver(parse_model_arg(model, base_url=base_url))))
+    tuned = tune_solver(parse_model_arg(model, base_url=base_url))
+    m: Model = RemoteModel(tuned) if remote else stack.enter_context(open_model(tuned))
     return model_probes_for(probes, m, AgentConfig(max_turns=turns, action_format=fmt))
 
 

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from autoenvscaling.agent.config import AgentConfig, guarded_solver
 from autoenvscaling.errors import UserInputError
@@ -83,7 +83,7 @@ class ProbesConfig(ProbeConfig):
     """The quality probes of the round's candidates, in the proposer's ``check`` and the validate stage. The rule
     probes are on (generated environments are untrusted work); the model probes (``judge``,
     ``adversarial_attempts``) are off: each costs model calls per candidate (minutes on the embedded CPU model).
-    They run on ``models.probes`` (default: the round's solver), with the local executor only."""
+    They run on ``models.probes`` (default: the round's solver); on Ray, each worker opens that model itself."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -199,15 +199,6 @@ class FlywheelConfig(BaseModel):
         if not v or any(w < 0 for w in v.values()) or sum(v.values()) <= 0:
             raise ValueError("domains: give at least one domain with a positive weight")
         return v
-
-    @model_validator(mode="after")
-    def _probes_run_here(self) -> FlywheelConfig:
-        if self.probes.model_probes and self.executor.kind != "local":  # the opened model stays in this process
-            raise ValueError(
-                "probes.judge and probes.adversarial_attempts run on the local executor only "
-                f"(executor.kind = {self.executor.kind!r})"
-            )
-        return self
 
     def resolved(self, base: Path) -> FlywheelConfig:
         """A copy with every relative path made absolute against ``base`` (the config file's dir)."""

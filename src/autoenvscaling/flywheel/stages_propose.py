@@ -27,6 +27,7 @@ from autoenvscaling.roles.proposer.records import GenerationResult, ProposalReco
 from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduction_attempts
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.proposer.staged.render import is_recorded
+from autoenvscaling.roles.remote_solver import RemoteModel
 from autoenvscaling.roles.tuning import resolve_mode, tune_solver
 from autoenvscaling.validate.probes import ProbeConfig
 from autoenvscaling.validate.report import ProbeBrief, ValidationReport
@@ -60,14 +61,18 @@ def _parents(ctx: RoundContext, domain: str) -> list[Path]:
 
 
 @contextlib.contextmanager
-def _probe_model(ctx: RoundContext) -> Iterator[Model | None]:
+def _probe_model(ctx: RoundContext, *, remote: bool = False) -> Iterator[Model | None]:
     """The model of the judge and the adversarial solver for one stage: ``models.probes``, else the round's solver
-    (a trained adapter after a train stage); None when ``[probes]`` asks for no model probe."""
+    (a trained adapter after a train stage); None when ``[probes]`` asks for no model probe. ``remote``: the
+    probes run on the configured executor's workers, each of which opens the model itself."""
     if not ctx.config.probes.model_probes:
         yield None
         return
     chosen = ctx.config.models.probes
     cfg = ctx.solver if chosen is None else tune_solver(chosen, concurrency=ctx.config.concurrency.validation)
+    if remote:
+        yield RemoteModel(cfg)
+        return
     with open_model(cfg) as model:
         yield model
 
@@ -139,7 +144,7 @@ def run_validate(ctx: RoundContext, proposed: ProposeOutput) -> ValidateOutput:
     ctx.events.stage_started(ctx.n, "validate", sum(1 for g in proposed.generations if g.result.candidate_dir))
     records: list[ProposalRecord] = []
     probes: dict[str, ProbeBrief] = {}
-    with _probe_model(ctx) as probe_model:
+    with _probe_model(ctx, remote=ctx.config.executor.kind != "local") as probe_model:  # validation runs there
         for domain, gens in by_domain.items():
             records += _validate_domain(ctx, domain, gens, probe_model)
             probes |= probe_briefs(ctx.stage_dir("validate") / domain, domain)
