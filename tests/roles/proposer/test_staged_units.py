@@ -678,6 +678,70 @@ def test_an_order_the_output_does_not_have_is_a_contradiction(instruction: str, 
         assert '"descending"' in found and "`200 126` comes before `201 11`" in found
 
 
+ERRORS = "10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n10.0.0.3 GET /login 404\n"  # LOG's status >= 400
+OK_ONLY = "10.0.0.1 GET /index.html 200\n"
+GETS = "10.0.0.2 GET /missing 404\n10.0.0.3 GET /login 404\n"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "plain"),
+    [
+        # yield series v16 #8: "filter out lines with status >= 400" for a script that keeps them
+        ("filter out lines with status >= 400\nWrite the result to /app/e.txt.", ERRORS,
+         "keep only lines with status >= 400\nWrite the result to /app/e.txt."),
+        ("Filter out lines with status >= 400 from /app/data/access.log.", OK_ONLY,
+         "Remove lines with status >= 400 from /app/data/access.log."),
+        ("The script filters out the lines containing 'POST /login', then writes them.", "10.0.0.1 POST /login 500\n",
+         "The script keeps only the lines containing 'POST /login', then writes them."),
+        ("Filter out the lines holding 'GET'. Sort them.", "10.0.0.1 POST /login 500\n",
+         "Remove the lines holding 'GET'. Sort them."),
+        # yield series v15 P1 #0: "filter out lines that do not contain 'GET'" for `sed '/GET/d'`
+        ("Filter out lines that do not contain 'GET'.", "10.0.0.1 POST /login 500\n",
+         "Keep only lines that do not contain 'GET'."),
+        ("Filter out lines that don't have 'GET'.", GETS, "Remove lines that don't have 'GET'."),
+        ("Filter out lines with no 'GET' and not 'POST'.", GETS,  # one negation per clause: the first clause
+         "Remove lines with no 'GET' and not 'POST'."),
+        ("Filter out lines that are not without 'GET'.", ERRORS, None),  # a word of keeping or an alternative
+        ("Filter out lines that do not not contain 'GET'.", ERRORS, None),  # two negations: not read
+        ("Filter out lines with status > 300 and keep their order.", ERRORS, None),  # a word of keeping
+        ("Filter out lines with status >= 404.", ERRORS + OK_ONLY, None),  # some lines have it, some do not
+        ("Filter out lines from `/app/data/access.log`.", ERRORS, None),  # a path is no predicate
+    ],
+)  # fmt: skip
+def test_a_filter_out_the_output_settles_is_made_plain(instruction: str, output: str, plain: str | None) -> None:
+    from autoenvscaling.roles.proposer.staged.claims import with_direction
+
+    assert with_direction(instruction, output, {"/app/data/access.log": LOG}) == (plain or instruction)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        ("Remove the lines with status >= 400.", ERRORS, "the lines with status >= 400"),
+        ("Exclude every request whose status is greater than 399; write the rest.", ERRORS,
+         "every request whose status is greater than 399"),
+        ("Drop the lines containing 'GET'.", "10.0.0.2 GET /missing 404\n", "the lines containing 'GET'"),
+        ("Remove the lines that do not contain 'GET'.", "10.0.0.1 POST /login 500\n",
+         "the lines that do not contain 'GET'"),
+        ("Remove the lines with status >= 400.", OK_ONLY, None),  # removed, as it says
+        ("Remove the lines that do not contain 'GET'.", "10.0.0.2 GET /missing 404\n", None),
+        ("Remove duplicates, then list the lines with status >= 400.", ERRORS, None),  # another clause's claim
+        ("Remove nothing but the lines with status below 400 or 500.", ERRORS, None),  # an alternative
+    ],
+)  # fmt: skip
+def test_an_output_that_keeps_what_the_instruction_removes_is_a_contradiction(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    from autoenvscaling.roles.proposer.staged.claims import contradiction, removal_violation
+
+    inputs = {"/app/data/access.log": LOG}
+    found = removal_violation(instruction, output, inputs)
+    assert (found is not None) == (broken is not None), found
+    if broken:
+        assert f'says to {instruction.split()[0].lower()} "{broken}", but every output line is one' in found  # type: ignore[operator]
+        assert contradiction(instruction, output, inputs) == found
+
+
 def test_inputs_the_instruction_names_but_the_script_never_reads_are_found_and_noted() -> None:
     from autoenvscaling.roles.proposer.staged.text import unread_inputs, with_unread_note
 

@@ -116,9 +116,119 @@ def _number(field: str) -> bool:
 
 
 def contradiction(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
-    """The first way the output contradicts what the instruction states: a comparison (``claim_violation``) or
-    an order (``order_violation``); None when neither."""
-    return claim_violation(instruction, output, inputs) or order_violation(instruction, output, inputs)
+    """The first way the output contradicts what the instruction states: a comparison (``claim_violation``), an
+    order (``order_violation``) or lines it says to remove (``removal_violation``); None when none."""
+    return (
+        claim_violation(instruction, output, inputs)
+        or order_violation(instruction, output, inputs)
+        or removal_violation(instruction, output, inputs)
+    )
+
+
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
+_REMOVE = re.compile(
+    r"\b(?:remov(?:e|es|ing)|exclud(?:e|es|ing)|drop(?:s|ping)?|discard(?:s|ing)?|delet(?:e|es|ing)|omit(?:s|ting)?)\b"
+)
+_FILTER_OUT = re.compile(r"\b([Ff])ilter(s|ing)? out\b")
+# A sentence with one of these words may name the lines to keep, or an alternative: no direction is read from it.
+_KEEPS = re.compile(r"\b(?:nor|never|without|except|unless|other|keep\w*|only|retain\w*|select\w*|extract\w*|or)\b")
+_NOT = re.compile(r"\b(?:not|no)\b|n't\b")
+_CLAUSE_END = re.compile(r"\band\b|\bthen\b|\bbut\b|,")
+_QUOTED = re.compile(r"(?<![A-Za-z])'([^'\n]{2,})'(?![A-Za-z])|\"([^\"\n]{2,})\"|`([^`\n]{2,})`")
+
+
+def _every_line_matches(clause: str, lines: list[str], inputs: dict[str, str]) -> tuple[bool, str] | None:
+    """Whether every output line matches what ``clause`` names (its first comparison ``status >= 400``, else its
+    first quoted text that is no path): (True, the predicate) when every line does, (False, ...) when none
+    does; None when some do, or the sentence names nothing to test."""
+    lower = clause.lower()
+    if m := _CLAIM.search(lower):
+        op, number, digits = _CLAIM_OPS[m.group(1)], int(m.group(2)), len(m.group(2))
+        known = {ln for text in inputs.values() for ln in normalized(text)}
+        fields = None if all(ln in known for ln in lines) else {f for ln in known for f in ln.split()}
+        rows = [ln.split() for ln in lines]
+        width = min(len(r) for r in rows)  # a field counted from the start, or from the end (a path with a space)
+        columns = [
+            [op(int(r[j]), number) for r in rows]
+            for j in [*range(width), *range(-width, 0)]
+            if all(r[j].isdigit() and len(r[j]) == digits and (fields is None or r[j] in fields) for r in rows)
+        ]
+        claim = clause[m.start() : m.end()]
+        if any(all(c) for c in columns):
+            return True, claim
+        return (False, claim) if columns and not any(any(c) for c in columns) else None
+    for q in _QUOTED.finditer(clause):
+        text = next(g for g in q.groups() if g)
+        if text.startswith("/") or not text.strip():
+            continue
+        hits = sum(text in ln for ln in lines)
+        return (True, text) if hits == len(lines) else (False, text) if hits == 0 else None
+    return None
+
+
+def _named_lines(sentence: str, start: int, lines: list[str], inputs: dict[str, str]) -> tuple[bool, str] | None:
+    """``_every_line_matches`` for the clause of ``sentence`` that starts at ``start`` (up to its next "and",
+    "then", "but" or comma), read with its one negation ("lines that do not contain 'GET'": the answer flipped),
+    and that clause; None for a sentence with a word of keeping or an alternative, or a clause
+    with more than one negation."""
+    if _KEEPS.search(sentence.lower()):
+        return None
+    clause = _CLAUSE_END.split(sentence[start:])[0]
+    negations = list(_NOT.finditer(clause.lower()))
+    if len(negations) > 1:
+        return None
+    found = _every_line_matches(clause, lines, inputs)
+    if found is None:
+        return None
+    return (found[0] != bool(negations)), " ".join(clause.split()).rstrip(".;!?")
+
+
+def removal_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why the output keeps what the instruction says to remove, or None: a sentence that says to remove,
+    exclude, drop, discard, delete or omit the lines it names (a comparison, or a quoted text), with no
+    negation and no word of keeping in it, while every output line is such a line."""
+    lines = [ln for ln in normalized(output) if ln]
+    if not lines:
+        return None
+    for sentence in _SENTENCE.split(instruction):
+        lower = sentence.lower()
+        verb = _REMOVE.search(lower)
+        if verb is None:
+            continue
+        found = _named_lines(sentence, verb.end(), lines, inputs)
+        if found is not None and found[0]:
+            return (
+                f'the instruction says to {verb.group(0)} "{found[1]}", but every output line is one of them '
+                f"(`{lines[0]}`)"
+            )
+    return None
+
+
+def with_direction(instruction: str, output: str, inputs: dict[str, str]) -> str:
+    """``instruction`` with each "filter out" that the output settles made plain: "keep only" when every output
+    line is one of the lines it names, "remove" when none is (small models write "filter out lines with status
+    >= 400" for a ``grep`` that keeps them, and blind solvers read it both ways: yield series v16 #8). A
+    sentence with a negation or a word of keeping, or whose lines the output does not settle, stays as it is."""
+    lines = [ln for ln in normalized(output) if ln]
+    if not lines:
+        return instruction
+    parts = re.split(r"((?<=[.;!?])\s+|\n)", instruction)
+    for i, sentence in enumerate(parts):
+        m = _FILTER_OUT.search(sentence)
+        if m is None:
+            continue
+        found = _named_lines(sentence, m.end(), lines, inputs)
+        if found is None:
+            continue
+        f, ending = m.group(1), m.group(2) or ""
+        if found[0]:
+            word = {"": "eep only", "s": "eeps only", "ing": "eeping only"}[ending]
+            first = "K" if f == "F" else "k"
+        else:
+            word = {"": "emove", "s": "emoves", "ing": "emoving"}[ending]
+            first = "R" if f == "F" else "r"
+        parts[i] = sentence[: m.start()] + first + word + sentence[m.end() :]
+    return "".join(parts)
 
 
 def phantom_paths(

@@ -15,7 +15,7 @@ from autoenvscaling.roles.proposer.novelty import check_novelty
 from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import BudgetSpent
-from autoenvscaling.roles.proposer.staged.claims import contradiction, phantom_paths
+from autoenvscaling.roles.proposer.staged.claims import contradiction, phantom_paths, with_direction
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.episode import (
     ANSWER_IN_INSTRUCTION,
@@ -221,14 +221,16 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
 
 
 def _completed(ep: Episode, recording: Recording) -> str:
-    """The instruction with what ``format_hint`` adds mechanically (from the solution and its recorded output)."""
+    """The instruction with what ``format_hint`` adds mechanically (from the solution and its recorded output): a
+    "filter out" the output settles made plain, references, notes and hints."""
     if not ep.config.format_hint:
         return ep.files.instruction
     missing, unread = _imprecision(ep)
-    text = with_references(ep.files.instruction, missing, ep.files.solve_sh)
+    recorded = recording.outputs.get(ep.output)
+    text = with_direction(ep.files.instruction, recorded or "", ep.inputs)
+    text = with_references(text, missing, ep.files.solve_sh)
     text = with_unread_note(text, unread, ep.inputs, ep.files.solve_sh)
     text = with_input_hint(text, ep.inputs, ep.files.solve_sh)
-    recorded = recording.outputs.get(ep.output)
     text = with_order_hint(text, ep.files.solve_sh, ep.output, ep.compare, recorded, ep.inputs)
     return with_format_hint(text, ep.output, recording.outputs, ep.compare)
 
