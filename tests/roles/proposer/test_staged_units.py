@@ -742,6 +742,36 @@ def test_an_output_that_keeps_what_the_instruction_removes_is_a_contradiction(
         assert contradiction(instruction, output, inputs) == found
 
 
+ADMIN = "10.0.0.1 GET /admin 404\n10.0.0.2 GET /admin 404\n10.0.0.1 POST /admin 500\n10.0.0.3 GET /admin 404\n"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # yield series v16 #9: "sorted by the IP address" of a grep that kept the log's order
+        ("- The lines should be sorted by the IP address (from left to right).", ADMIN, "sorted"),
+        ("Sort them by status code.", ADMIN, "sort"),  # 404 404 500 404; the paths (one value) tell nothing
+        ("Sort the lines by IP.", "10.0.0.1 GET /a 404\n10.0.0.2 GET /b 500\n10.0.0.10 GET /c 200\n", None),  # versions
+        ("Sort the lines by IP.", "10.0.0.9 b\n10.0.0.10 a\n10.0.0.2 c\n", "sort"),
+        ("Sort by count, largest first.", "404 9\n200 5\n500 1\ntotal 15\n", None),  # a total line left out
+        ("The lines keep the order they have in the log, not sorted.", ADMIN, None),  # no sort claimed
+        ("Sort the lines.", "b\na\n", None),  # two lines: always in some order
+    ],
+)  # fmt: skip
+def test_an_output_in_no_order_under_a_sort_claim_is_a_contradiction(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    from autoenvscaling.roles.proposer.staged.claims import contradiction, sort_violation
+
+    found = sort_violation(instruction, output)
+    if broken is None:
+        assert found is None, found
+        return
+    assert found is not None and f'says "{broken}", but no field of the output runs in order' in found
+    assert contradiction(instruction, output, {}) == found
+    assert contradiction(instruction, output, {}, "sorted_lines") is None  # any order passes such tests
+
+
 def test_inputs_the_instruction_names_but_the_script_never_reads_are_found_and_noted() -> None:
     from autoenvscaling.roles.proposer.staged.text import unread_inputs, with_unread_note
 

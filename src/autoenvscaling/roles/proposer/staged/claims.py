@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.text import ABS_PATH, written_paths
@@ -106,6 +107,49 @@ def order_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     )
 
 
+_SORTED = re.compile(r"\b(?:sort(?:ed|s|ing)?|ordered by|in order of|arranged by)\b")
+_KEEPS_ORDER = re.compile(
+    r"\b(?:not|no|un\w*|without|same order|original order|input order|order they|as they appear|appear in)\b"
+)
+
+
+def sort_violation(instruction: str, output: str) -> str | None:
+    """Why the output is not sorted as the instruction says, or None: a sentence says the lines are sorted
+    (``sorted by the IP address``; no negation and no words of keeping the input's order in it), and neither the
+    whole lines nor any field (counted from the start or from the end) of three or more output lines runs in
+    order, either way, as numbers, as text or as versions (``10.0.0.9`` before ``10.0.0.10``); a last ``total``
+    line left out (yield series v16 #9: "sorted by the IP address" of a ``grep`` that kept the log's order, and a
+    mechanical note saying so beside it)."""
+    said = next(
+        (m for sentence in _SENTENCE.split(instruction.lower()) if not _KEEPS_ORDER.search(sentence)
+         for m in [_SORTED.search(sentence)] if m),
+        None,
+    )  # fmt: skip
+    rows = _without_total([ln.split() for ln in normalized(output) if ln])
+    if said is None or len(rows) < 3 or min(len(r) for r in rows) == 0:
+        return None
+    width = min(len(r) for r in rows)
+    keys = [[" ".join(r) for r in rows]] + [[r[j] for r in rows] for j in [*range(width), *range(-width, 0)]]
+    if any(len(set(column)) > 1 and _in_order(column) for column in keys):  # one value throughout: no order
+        return None
+    return (
+        f'the instruction says "{said.group(0)}", but no field of the output runs in order '
+        f"(`{' '.join(rows[0])}`, `{' '.join(rows[1])}`, `{' '.join(rows[2])}`)"
+    )
+
+
+def _in_order(values: list[str]) -> bool:
+    """Whether ``values`` run in order, up or down, as numbers (when all are), as text or as versions."""
+    orders: list[list[Any]] = [values, [_version(v) for v in values]]
+    if all(_number(v) for v in values):
+        orders.append([float(v) for v in values])
+    return any(o == sorted(o) or o == sorted(o, reverse=True) for o in orders)
+
+
+def _version(value: str) -> tuple[tuple[int, str], ...]:
+    return tuple((int(p), "") if p.isdigit() else (0, p) for p in re.findall(r"\d+|\D+", value))
+
+
 def _without_total(rows: list[list[str]]) -> list[list[str]]:
     """``rows`` without a last ``total 244`` (``sum``, ``all``, ``overall``) line."""
     return rows[:-1] if rows and rows[-1][0].lower().rstrip(":") in ("total", "sum", "all", "overall") else rows
@@ -115,13 +159,15 @@ def _number(field: str) -> bool:
     return re.fullmatch(r"-?\d+(?:\.\d+)?", field) is not None
 
 
-def contradiction(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+def contradiction(instruction: str, output: str, inputs: dict[str, str], compare: str = "exact") -> str | None:
     """The first way the output contradicts what the instruction states: a comparison (``claim_violation``), an
-    order (``order_violation``) or lines it says to remove (``removal_violation``); None when none."""
+    order (``order_violation``), lines it says to remove (``removal_violation``) or a sort (``sort_violation``;
+    not where the tests compare ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
         or order_violation(instruction, output, inputs)
         or removal_violation(instruction, output, inputs)
+        or (sort_violation(instruction, output) if compare != "sorted_lines" else None)
     )
 
 

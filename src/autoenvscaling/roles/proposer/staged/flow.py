@@ -157,7 +157,7 @@ def _imprecision(ep: Episode) -> tuple[list[str], list[str]]:
 def _contradiction(ep: Episode) -> str | None:
     """What the instruction states that the last run's output breaks (``claims.contradiction``), or None."""
     output = ep.last_run.outputs.get(ep.output) if ep.last_run else None
-    return contradiction(ep.files.instruction, output or "", ep.inputs)
+    return contradiction(ep.files.instruction, output or "", ep.inputs, ep.compare)
 
 
 def precision_repair(ep: Episode) -> None:
@@ -211,7 +211,7 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
         failure = (ANSWER_IN_INSTRUCTION, leak)
     elif given := solution_in_instruction(ep.files.instruction, ep.files.solve_sh):
         failure = (SOLUTION_IN_INSTRUCTION, given)
-    elif broken := contradiction(ep.files.instruction, recording.outputs.get(ep.output) or "", ep.inputs):
+    elif broken := contradiction(ep.files.instruction, recording.outputs.get(ep.output) or "", ep.inputs, ep.compare):
         failure = (INSTRUCTION_CONTRADICTS_OUTPUT, broken)
     if failure is None:
         return recording, expectations
