@@ -14,6 +14,7 @@ from autoenvscaling.roles.proposer.staged.fixes import (
     gz_as_text,
     near_miss_paths,
     shell_fix,
+    unmatched_grep,
 )
 
 LOGS = ["/app/logs/access.log", "/app/logs/access.log.1", "/app/logs/access.log.2.gz"]
@@ -144,3 +145,30 @@ def test_a_fix_is_tried_only_for_the_failure_it_explains() -> None:
     assert shell_fix(plain, None, _run(), LOGS) is None
     assert shell_fix(f"grep a {FILES} > /app/r", (rec.OUTPUT_UNSTABLE, "..."), _run(), LOGS) is None
     assert shell_fix("wc -l /app/logs/access.log > /app/r", prefix, _run(), LOGS) is None
+
+
+LOG_LINES = {
+    "/app/a.log": '10.0.0.1 - - [x] "GET /login HTTP/1.1" 404 5\n10.0.0.2 - - [x] "POST /admin HTTP/1.1" 500 7\n'
+}
+
+
+@pytest.mark.parametrize(
+    ("script", "unmatched"),
+    [
+        # yield series v16 A1 #7: `error` in access logs that hold no such word
+        ("grep -oP 'error' /app/a.log /app/b.log | wc -l > /o", "error"),
+        ("set -euo pipefail\ngrep -i 'error' /app/a.log | wc -l > /o", "error"),
+        ('zgrep -c "timeout" /app/a.log.gz > /o', "timeout"),
+        ("grep -E 'ERR(OR)?' /app/a.log", "ERR(OR)?"),
+        ("grep 'GET' /app/a.log > /o", None),
+        ("grep -i get /app/a.log > /o", None),  # -i: GET holds it
+        ("grep -E '40[0-9]|5..' /app/a.log", None),
+        ("grep -v 'error' /app/a.log", None),  # -v selects every line
+        ("grep -e error /app/a.log", None),  # -e, -f: not read
+        ("grep 'x\\|y' /app/a.log", None),  # a basic regex with a backslash: not read
+        ("grep 'unterminated /app/a.log", None),  # no shell words
+    ],
+)
+def test_a_grep_pattern_that_no_input_line_holds_is_found(script: str, unmatched: str | None) -> None:
+    assert unmatched_grep(script, LOG_LINES) == unmatched
+    assert unmatched_grep(script, {}) is None

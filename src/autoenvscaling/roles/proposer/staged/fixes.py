@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import shlex
 from collections.abc import Callable
 
 from pydantic import BaseModel
@@ -186,6 +187,42 @@ def near_miss_paths(script: str, stderr: str, inputs: list[str]) -> tuple[str, d
 
 def _reads_gz_as_text(script: str) -> bool:
     return gz_as_text(script) != script
+
+
+def unmatched_grep(script: str, inputs: dict[str, str]) -> str | None:
+    """The pattern of a grep in ``script`` that no input line matches, or None: a grep that selects nothing exits
+    1, and under ``set -o pipefail`` the script fails with no message at all (yield series v16 A1 #7: three
+    scripts in a row grepped `error` in access logs that hold no such word). Only patterns this can read are
+    tried: a literal (``-F``, or no regex character), or a regex Python compiles alike (``-E``, ``-P``, or a basic
+    one with no ``\\`` in it); ``-v``, ``-f`` and ``-e`` greps are left out."""
+    lines = [ln for text in inputs.values() for ln in text.splitlines()]
+    if not lines:
+        return None
+    for a, b in command_spans(script):
+        try:
+            words = shlex.split(script[a:b])
+        except ValueError:
+            continue
+        at = next((i for i, w in enumerate(words) if _GREP.fullmatch(w)), None)
+        if at is None:
+            continue
+        options, rest = "", words[at + 1 :]
+        while rest and rest[0].startswith("-") and not rest[0].startswith("--"):
+            options += rest.pop(0)[1:]
+        if not rest or set(options) & set("vfe") or any(w.startswith("--") for w in words[at + 1 :]):
+            continue
+        pattern = rest[0]
+        literal = "F" in options or words[at].endswith("fgrep") or not re.search(r"[\\^$.*+?()\[\]{}|]", pattern)
+        if not literal and "E" not in options and "P" not in options and "\\" in pattern:
+            continue
+        flags = re.IGNORECASE if "i" in options else 0
+        try:
+            regex = re.compile(re.escape(pattern) if literal else pattern, flags)
+        except re.error:
+            continue
+        if not any(regex.search(ln) for ln in lines):
+            return pattern
+    return None
 
 
 # The grep rewrites: the failed guards each one explains, the rewrite, its name and what it changes.

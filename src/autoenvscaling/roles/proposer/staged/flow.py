@@ -26,6 +26,7 @@ from autoenvscaling.roles.proposer.staged.episode import (
     SOLUTION_IN_INSTRUCTION,
     Episode,
 )
+from autoenvscaling.roles.proposer.staged.fixes import unmatched_grep
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Recording
 from autoenvscaling.roles.proposer.staged.state import StagedContext
@@ -47,21 +48,38 @@ from autoenvscaling.validate.validator import TaskValidator
 _NOTHING_SELECTED = (rec.OUTPUT_EMPTY, rec.OUTPUT_WITHOUT_DATA)
 
 
+def _selects_nothing(ep: Episode, problem: tuple[str, str]) -> bool:
+    return problem[0] in _NOTHING_SELECTED or _unmatched(ep, problem) is not None
+
+
+def _unmatched(ep: Episode, problem: tuple[str, str]) -> str | None:
+    """A failed script's grep pattern that no input line holds (``fixes.unmatched_grep``)."""
+    if problem[0] != rec.SOLUTION_FAILED or "exited with 1:" not in problem[1]:
+        return None
+    return unmatched_grep(ep.files.solve_sh, ep.inputs)
+
+
 def redo_data(ep: Episode, problem: tuple[str, str], done: bool) -> bool:
     """Once per episode, when the solution selected nothing from an input the model added lines to, ask for those
     lines again (and keep the script): in a recorded `make demo` run the lines added for "status greater than
     500" all had status 500, and three solutions in a row wrote an empty file. True when it asked."""
-    if done or problem[0] not in _NOTHING_SELECTED or not ep.wants_data():
+    if done or not _selects_nothing(ep, problem) or not ep.wants_data():
         return False
     ep.log.decisions.append(f"fix_data: {problem[0]}")
-    ep.ask_data(problem[1])
+    ep.ask_data(explained(ep, problem))
     return True
 
 
 def explained(ep: Episode, problem: tuple[str, str]) -> str:
     """The failure shown with a repair; a run that selected nothing also gets the first line of the first input
     the script names, split into awk's numbered fields (yield series v13 #14: three scripts in a row matched
-    ``/^40[0-9]/`` against lines that start with an IP)."""
+    ``/^40[0-9]/`` against lines that start with an IP); a script that failed on a grep whose pattern no input
+    line holds is told so (grep exits 1 when it selects nothing)."""
+    if pattern := _unmatched(ep, problem):
+        return (
+            f"{problem[1]}\nNo input line holds `{pattern}`: the grep selects nothing and exits 1, which ends the "
+            "script. Use a value the input lines hold (or add lines that hold it)."
+        )
     if problem[0] not in _NOTHING_SELECTED:
         return problem[1]
     for path, text in ep.inputs.items():
