@@ -201,15 +201,16 @@ def test_a_grep_that_no_input_line_matches_is_told_so_and_the_lines_are_asked_fo
 ) -> None:
     # yield series v16 A1 #7: three scripts in a row grepped `error` in logs that hold no such word, and each
     # failed with exit code 1 and no message. Now the failure names the pattern and the lines are asked again.
+    # (v16 A1 #10: the same with no new lines wanted; the lines are asked for all the same)
     idea = {**IDEA, "change": "Keep the requests whose path holds error", "output_file": "/app/errors.txt"}
-    idea |= {"new_data": True}
+    idea |= {"new_data": False}
     solve = "```bash\ngrep -i 'error' /app/data/access.log > /app/errors.txt\n```"
     told = "Write the lines of /app/data/access.log whose path holds `error` to /app/errors.txt, in order."
-    replies = [json.dumps(idea), "```\n10.0.0.9 GET /x 500\n```", solve, "```\n10.0.0.9 GET /error 500\n```", told, OK]
+    replies = [json.dumps(idea), solve, "```\n10.0.0.9 GET /error 500\n```", told, OK]
     record, model = _run(tmp_path, backend, replies, (solve, "submit"), staged={"order": "solution_first"})
 
     assert record.verdict == "valid", record
-    again = model.calls[3][-1].content
+    again = model.calls[2][-1].content
     assert "No input line holds `error`: the grep selects nothing and exits 1" in again
     log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
     assert log["decisions"][0] == "fix_data: solution-failed" and log["solution_attempts"] == 1

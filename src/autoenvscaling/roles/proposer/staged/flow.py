@@ -62,8 +62,12 @@ def _unmatched(ep: Episode, problem: tuple[str, str]) -> str | None:
 def redo_data(ep: Episode, problem: tuple[str, str], done: bool) -> bool:
     """Once per episode, when the solution selected nothing from an input the model added lines to, ask for those
     lines again (and keep the script): in a recorded `make demo` run the lines added for "status greater than
-    500" all had status 500, and three solutions in a row wrote an empty file. True when it asked."""
-    if done or not _selects_nothing(ep, problem) or not ep.wants_data():
+    500" all had status 500, and three solutions in a row wrote an empty file. A grep whose pattern no input line
+    holds asks for lines even when the idea wanted none (v16 A1 #7 and #10: `error` in logs without the word).
+    True when it asked."""
+    if done or not _selects_nothing(ep, problem):
+        return False
+    if not ep.wants_data() and (ep.main_input is None or _unmatched(ep, problem) is None):
         return False
     ep.log.decisions.append(f"fix_data: {problem[0]}")
     ep.ask_data(explained(ep, problem))
