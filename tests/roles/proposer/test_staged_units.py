@@ -816,3 +816,31 @@ def test_a_preamble_before_the_instruction_is_dropped() -> None:
     assert prose_of(reply) == "**Input:** /app/a.log\nCount it."
     assert prose_of("Sure! Here is the task:\nCount /app/a.log.") == "Count /app/a.log."
     assert prose_of("Here is /app/a.log: count its lines.") == "Here is /app/a.log: count its lines."
+
+
+def test_a_failed_script_is_told_which_files_do_not_exist_and_which_are_the_inputs() -> None:
+    from types import SimpleNamespace
+
+    from autoenvscaling.roles.proposer.staged import record as rec
+    from autoenvscaling.roles.proposer.staged.flow import explained
+
+    # yield series v16 A1 #4: three scripts in a row read /app/data/file1.txt and file2.txt
+    ep = SimpleNamespace(
+        files=SimpleNamespace(solve_sh="cat /app/data/file1.txt /app/data/file2.txt | sort > /app/result.txt"),
+        inputs={"/app/data/access.log": LOG},
+        output="/app/result.txt",
+    )
+    stderr = "cat: /app/data/file1.txt: No such file or directory\ncat: /app/data/file2.txt: No such file or directory"
+    told = explained(ep, (rec.SOLUTION_FAILED, f"solve.sh exited with 1: {stderr}"))  # type: ignore[arg-type]
+    assert told.endswith(
+        "\nThere is no /app/data/file1.txt, no /app/data/file2.txt: the input files are /app/data/access.log."
+    )
+    inputs_missing = explained(  # an input reported missing is no such note's business (a .gz read, say)
+        ep,  # type: ignore[arg-type]
+        (rec.SOLUTION_FAILED, "solve.sh exited with 1: cat: /app/data/access.log: No such file or directory"),
+    )
+    assert "There is no" not in inputs_missing
+    # a grep that no input line matches is told first
+    ep.files.solve_sh = "grep -i 'error' /app/data/access.log > /app/result.txt"
+    said = explained(ep, (rec.SOLUTION_FAILED, "solve.sh exited with 1: (no output)"))  # type: ignore[arg-type]
+    assert "No input line holds `error`" in said

@@ -171,10 +171,15 @@ def gz_as_text(script: str) -> str:
     return _segments(script, _GZ_PATH, decompress)
 
 
+def missing_paths(stderr: str) -> list[str]:
+    """The paths ``stderr`` reports missing (``cat: /app/x: No such file or directory``), each once, in order."""
+    return list(dict.fromkeys(_MISSING.findall(stderr)))
+
+
 def near_miss_paths(script: str, stderr: str, inputs: list[str]) -> tuple[str, dict[str, str]]:
     """Replace each path that the run's stderr reported missing by the one input path that nearly equals it."""
     replaced: dict[str, str] = {}
-    for missing in dict.fromkeys(_MISSING.findall(stderr)):
+    for missing in missing_paths(stderr):
         if missing in inputs or missing not in script:
             continue
         ranked = sorted(((difflib.SequenceMatcher(None, missing, p).ratio(), p) for p in inputs), reverse=True)

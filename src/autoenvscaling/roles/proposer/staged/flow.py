@@ -26,7 +26,7 @@ from autoenvscaling.roles.proposer.staged.episode import (
     SOLUTION_IN_INSTRUCTION,
     Episode,
 )
-from autoenvscaling.roles.proposer.staged.fixes import unmatched_grep
+from autoenvscaling.roles.proposer.staged.fixes import missing_paths, unmatched_grep
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Recording
 from autoenvscaling.roles.proposer.staged.state import StagedContext
@@ -78,12 +78,16 @@ def explained(ep: Episode, problem: tuple[str, str]) -> str:
     """The failure shown with a repair; a run that selected nothing also gets the first line of the first input
     the script names, split into awk's numbered fields (yield series v13 #14: three scripts in a row matched
     ``/^40[0-9]/`` against lines that start with an IP); a script that failed on a grep whose pattern no input
-    line holds is told so (grep exits 1 when it selects nothing)."""
+    line holds is told so (grep exits 1 when it selects nothing), and one that read files that do not exist gets
+    the inputs' names (v16 A1 #4: three scripts in a row read `/app/data/file1.txt`)."""
     if pattern := _unmatched(ep, problem):
         return (
             f"{problem[1]}\nNo input line holds `{pattern}`: the grep selects nothing and exits 1, which ends the "
             "script. Use a value the input lines hold (or add lines that hold it)."
         )
+    absent = [p for p in missing_paths(problem[1]) if p not in ep.inputs and p != ep.output]
+    if problem[0] == rec.SOLUTION_FAILED and absent and ep.inputs:
+        return f"{problem[1]}\nThere is no {', no '.join(absent)}: the input files are {', '.join(ep.inputs)}."
     if problem[0] not in _NOTHING_SELECTED:
         return problem[1]
     for path, text in ep.inputs.items():
