@@ -822,7 +822,7 @@ def test_a_failed_script_is_told_which_files_do_not_exist_and_which_are_the_inpu
     from types import SimpleNamespace
 
     from autoenvscaling.roles.proposer.staged import record as rec
-    from autoenvscaling.roles.proposer.staged.flow import explained
+    from autoenvscaling.roles.proposer.staged.repairs import explained
 
     # yield series v16 A1 #4: three scripts in a row read /app/data/file1.txt and file2.txt
     ep = SimpleNamespace(
