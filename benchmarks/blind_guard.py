@@ -8,6 +8,9 @@ each a change to the round's solver settings (``guarded_solver``) at the code's 
     outputs    the round's solver settings as they are
     no-reruns  flag_reruns off (no note and no hotter sample when an earlier command reruns to the same output)
     cool       the round's settings, sampled at temperature 0.3 (the server's default is 0.8)
+    oneshot    a one-shot attempt (``agent.config.one_shot``: one script from the instruction and the inputs'
+               first lines, run once), as blind reproduction starts with it
+    oneshot-plain  the same, with the one-shot system prompt before its shell habits (2026-12-05)
 
 Attempts run round-robin (attempt 1 of every candidate in both arms, then attempt 2, ...; the arm order alternates)
 so a run stopped at any point compares like with like. Each attempt lands in the attempts log as it finishes; the
@@ -23,7 +26,9 @@ solution and the tests holding the recorded outputs): ``v7-*``, the five self-co
 arm of yield series v7 (items A1 #0, #2, #3, #6, #8; the blind solver reproduced #3 in 1 of its 14 rewarded
 attempts there); ``v13-*`` and ``v14-*``, five candidates of series v13 and v14 whose instruction states its rule
 plainly (A1 #8 ">= 400", #12 "404", #15 "> 400", v14 A1 #3 "GET", v14 P1 #0 "not index"; v13 #12, v14 A1 #3 and
-v14 P1 #0 were reproduced there, each in one of 1-3 attempts). Default: every candidate.
+v14 P1 #0 were reproduced there, each in one of 1-3 attempts); ``v16-*``, the two valid candidates of series v16
+(A1 #3 "greater than 399", #6 "greater than 400": the loop reproduced each, after two failed one-shot attempts).
+Default: every candidate.
 
 Prints per arm: reproduced attempts / attempts with a Wilson 95% interval, the one-sided Fisher p that the second
 arm beats the first, how attempts ended (exit reasons), the submits the outputs guard refused, the reruns flagged,
@@ -44,7 +49,7 @@ from typing import Any
 
 from generation_yield import fisher_greater, wilson
 
-from autoenvscaling.agent.config import AgentConfig, guarded_solver
+from autoenvscaling.agent.config import AgentConfig, guarded_solver, one_shot
 from autoenvscaling.agent.trajectory import read_trajectory
 from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.llm.base import Message, Model, ModelResponse, Sampling
@@ -64,12 +69,31 @@ ARMS: dict[str, tuple[dict[str, Any], float | None]] = {
     "outputs": ({}, None),
     "no-reruns": ({"flag_reruns": False}, None),
     "cool": ({}, 0.3),
+    "oneshot": ({}, None),
+    "oneshot-plain": ({}, None),
 }
 BLIND_TASKS = Path(__file__).resolve().parent / "blind_tasks"
+# The one-shot system prompt as it was before its list of shell habits.
+PLAIN_ONESHOT_SYSTEM = """\
+You are an expert at the Linux command line. You get a task for a container (Debian with bash, coreutils, grep,
+sed, awk, sort, uniq, wc, gzip, jq, python3; no network) and write one bash script that does the whole task.
+
+The script runs once, in a fresh bash shell in the task's working directory, and then your work is graded: there
+is no second turn. Read the task's files by their absolute paths, write exactly the files the task names, in
+exactly the format it asks for.
+
+Reply with one ```bash block holding the whole script, and nothing after it.
+"""
 
 
 def arm_config(arm: str, max_turns: int) -> AgentConfig:
-    return guarded_solver(max_turns).model_copy(update=ARMS[arm][0])
+    config = guarded_solver(max_turns).model_copy(update=ARMS[arm][0])
+    if not arm.startswith("oneshot"):
+        return config
+    config = one_shot(config)
+    if arm == "oneshot-plain":
+        config = config.model_copy(update={"templates": {**config.templates, "system.j2": PLAIN_ONESHOT_SYSTEM}})
+    return config
 
 
 class Tempered:

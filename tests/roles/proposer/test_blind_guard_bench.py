@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from autoenvscaling.agent.config import one_shot
 from autoenvscaling.llm.base import Message, Sampling
 from autoenvscaling.llm.scripted import ScriptedModel
 from bench_module import BENCHMARKS, load_bench
@@ -25,6 +26,17 @@ def test_each_arm_changes_only_its_own_setting(bench: ModuleType) -> None:
     assert bench.arm_config("base", 10) == outputs.model_copy(update={"outputs_before_submit": 0})
     assert bench.arm_config("no-reruns", 10) == outputs.model_copy(update={"flag_reruns": False})
     assert bench.arm_config("cool", 10) == outputs and bench.ARMS["cool"][1] == 0.3
+    oneshot, plain = bench.arm_config("oneshot", 10), bench.arm_config("oneshot-plain", 10)
+    assert oneshot == one_shot(outputs) and oneshot.max_turns == 1
+    assert plain == oneshot.model_copy(
+        update={"templates": {**oneshot.templates, "system.j2": plain.templates["system.j2"]}}
+    )
+    assert "Habits" not in plain.templates["system.j2"] and "one bash script" in plain.templates["system.j2"]
+    habits = (Path(one_shot.__code__.co_filename).parent / "templates" / "oneshot_system.j2").read_text()
+    assert (
+        "Habits" in habits
+        and habits.replace(habits[habits.index("Habits") : habits.index("Reply")], "") == (plain.templates["system.j2"])
+    )  # the arms differ in the list of habits only
 
 
 def test_tempered_sets_the_temperature_only_where_a_call_has_none(bench: ModuleType) -> None:

@@ -1,0 +1,53 @@
+"""Compares each output with the output the reference solution produced when the environment was made.
+
+Written by autoenvscaling's staged proposer as ``tests/test_outputs.py`` (this very file, verbatim), next to
+``tests/expectations.json`` (which output is compared how) and ``tests/expected/`` (the recorded outputs).
+The harness imports the same ``matches`` to compare outputs itself, so both sides grade alike.
+Standard library only: it runs inside the task's image.
+"""
+
+import json
+import math
+import re
+from pathlib import Path
+
+NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def normalized(text: str) -> list[str]:
+    """Lines with runs of spaces and tabs as one space, no leading or trailing blanks, no trailing empty lines."""
+    lines = [" ".join(line.split()) for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def same_words(got: list[str], want: list[str]) -> bool:
+    if len(got) != len(want):
+        return False
+    for a, b in zip(got, want, strict=True):
+        if NUMBER.match(a) and NUMBER.match(b):
+            if not math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-9):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def matches(got: str, want: str, compare: str) -> bool:
+    g, w = normalized(got), normalized(want)
+    if compare == "sorted_lines":
+        return sorted(g) == sorted(w)
+    if compare == "numeric":
+        return same_words(" ".join(g).split(), " ".join(w).split())
+    return g == w
+
+
+def test_outputs() -> None:
+    here = Path(__file__).parent
+    for exp in json.loads((here / "expectations.json").read_text()):
+        path = Path(exp["path"])
+        assert path.is_file(), f"{path} does not exist"
+        want = (here / "expected" / exp["expected"]).read_text()
+        got = path.read_text(errors="replace")
+        assert matches(got, want, exp["compare"]), f"{path} does not hold the expected result"
