@@ -88,3 +88,31 @@ def test_a_model_call_after_a_stop_request_raises_interrupted_and_nothing_is_sen
         clear_stop()
     assert model.calls == []
     assert model.complete([Message(role="user", content="hi")]).content == "never sent"
+
+
+def test_a_second_interrupt_while_the_executor_waits_leaves_the_stop_request_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first Ctrl-C asks the running items to stop and waits for them; a second one ends that wait. The items
+    still running must stop all the same: the request stays set (it was cleared, and they ran on)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    real = ThreadPoolExecutor.shutdown
+    waits: list[bool] = []
+
+    def shutdown(self: ThreadPoolExecutor, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        waits.append(wait)
+        real(self, wait=False, cancel_futures=cancel_futures)
+        raise KeyboardInterrupt  # the second Ctrl-C, during the wait
+
+    monkeypatch.setattr(ThreadPoolExecutor, "shutdown", shutdown)
+
+    def work(item: int) -> int:
+        raise KeyboardInterrupt  # stands for the first Ctrl-C
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            list(LocalExecutor().map_unordered(work, [1], 1))
+        assert waits == [True] and stop_requested()
+    finally:
+        clear_stop()

@@ -56,3 +56,30 @@ def test_busy_port_is_a_clear_error() -> None:
         port = holder.getsockname()[1]
         with pytest.raises(ModelError, match=f"port {port} on 127.0.0.1 is already in use"):
             EmbeddedServer("0.5b", port=port, ctx_per_slot=1024).start()
+
+
+def test_a_server_stopped_under_a_request_is_left_running_until_the_request_ends() -> None:
+    # xllamacpp's destructor stops the inference loop and then joins the HTTP threads: a request under way never
+    # got its answer, and a second Ctrl-C during a flywheel's solve stage hung the process for good.
+    import threading
+    import time
+
+    from autoenvscaling.llm import embedded_server
+
+    config = parse_model_arg("embedded:0.5b").model_copy(update={"max_tokens": 96, "embedded_ctx": 1024})
+    server = EmbeddedServer("0.5b", ctx_per_slot=1024).start()
+    server.stop_wait_sec = 0.2
+    served = {"provider": "openai", "base_url": server.base_url, "name": server.model_name}
+    with open_model(config.model_copy(update=served)) as model:
+        answers: list[str] = []
+        asking = threading.Thread(
+            target=lambda: answers.append(model.complete([Message(role="user", content="Count from 1 to 60.")]).content)
+        )
+        asking.start()
+        time.sleep(0.5)  # the request is under way
+        started = time.monotonic()
+        server.stop()
+        assert time.monotonic() - started < 5 and embedded_server.abandoned() == 1
+        asking.join(120)  # the server it was sent to still answers it
+        assert answers and answers[0]
+    assert embedded_server.abandoned() == 0  # destroyed once its request ended

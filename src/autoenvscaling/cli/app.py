@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -50,29 +52,56 @@ def _register() -> None:
 _register()
 
 
-_terminated: list[int] = []  # the SIGTERM that stopped the command, if one did
+_signals: list[int] = []  # the SIGINTs and SIGTERMs this command got, in order
 
 
-def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM, raised where Ctrl-C would be: the run stops the same way (its items' sandboxes removed, the
-    interrupted item unrecorded), where the signal's default action would end the process at once and leave its
-    containers running until the next ``--resume`` or ``autoenv sandbox gc``."""
-    _terminated.append(signum)
+def _stop(signum: int, frame: object) -> None:
+    """Ctrl-C and SIGTERM: the first stops the run as Ctrl-C always did (its items' sandboxes removed, the
+    interrupted item unrecorded; a model call under way finishes first), where SIGTERM's default action would end
+    the process at once and leave its containers running; the second stops it at once."""
+    _signals.append(signum)
+    if len(_signals) == 1:
+        err_console.print(
+            "[yellow]stopping: the items under way end at their next step (a model call under way finishes "
+            "first); press Ctrl-C again to stop at once[/]"
+        )
     raise KeyboardInterrupt
 
 
+def _exit(code: int, said: str) -> NoReturn:
+    """End with ``code``. After a second Ctrl-C, or with a model server that requests still use (stopping it
+    would wait for them), the process ends at once: worker threads still running are not waited for, and the
+    containers they held are left to ``autoenv sandbox gc``."""
+    from autoenvscaling.llm.embedded_server import abandoned
+
+    err_console.print(f"[yellow]{said}[/]")
+    if len(_signals) > 1 or abandoned():
+        err_console.print(
+            "[yellow]stopped at once: containers of the items under way may remain; `autoenv sandbox gc` "
+            "removes them[/]"
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 def main() -> None:
-    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
     try:
         app()
     except AutoEnvError as e:
         err_console.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        err_console.print("[yellow]terminated[/]" if _terminated else "[yellow]interrupted[/]")
-        sys.exit(128 + _terminated[0] if _terminated else 130)
+        _interrupted()
     except SystemExit as e:  # typer turns an interrupt into exit status 130
-        if _terminated and e.code == 130:
-            err_console.print("[yellow]terminated[/]")
-            sys.exit(128 + _terminated[0])
+        if _signals and e.code == 130:
+            _interrupted()
         raise
+
+
+def _interrupted() -> NoReturn:
+    first = _signals[0] if _signals else signal.SIGINT
+    _exit(128 + first, "terminated" if first == signal.SIGTERM else "interrupted")

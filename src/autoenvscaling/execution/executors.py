@@ -68,11 +68,9 @@ class LocalExecutor:
             request_stop()
             raise
         finally:  # the caller stopped (an error, Ctrl-C): items not started yet are not started
-            try:
-                pool.shutdown(wait=True, cancel_futures=True)
-            finally:
-                if interrupted:
-                    clear_stop()
+            pool.shutdown(wait=True, cancel_futures=True)  # a second Ctrl-C here leaves the stop request set
+            if interrupted:
+                clear_stop()
 
     def map_unordered(self, fn: Callable[[I], R], items: Sequence[I], concurrency: int) -> Iterator[R]:
         """``map_batches``, one result at a time."""
@@ -90,12 +88,10 @@ def results_of(results: Iterator[R]) -> Iterator[Iterator[R]]:
         yield results
     except KeyboardInterrupt:
         request_stop()
-        try:
-            close = getattr(results, "close", None)
-            if close is not None:
-                close()  # the executor's own cleanup: it waits for its running items, which now stop early
-        finally:
-            clear_stop()
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()  # the executor's own cleanup: it waits for its running items, which now stop early
+        clear_stop()  # not after a second Ctrl-C during that wait: the items still running must stop too
         raise
 
 

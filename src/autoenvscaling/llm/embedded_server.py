@@ -21,11 +21,29 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from autoenvscaling.llm import inflight
 from autoenvscaling.llm.base import ModelError
 from autoenvscaling.llm.embedded import model_path as installed_model_path
 from autoenvscaling.llm.embedded_specs import DEFAULT_SIZE
 
 DEFAULT_CTX_PER_SLOT = 16384  # an agent episode: system prompt + ~30 turns of commands and output
+
+
+# Servers stopped while requests to them were under way, kept alive so that no destructor waits for those
+# requests forever (``EmbeddedServer.stop``): ``reap_abandoned`` destroys the ones whose requests have ended.
+_abandoned: list[tuple[Any, str]] = []
+
+
+def abandoned() -> int:
+    """How many stopped servers still have requests under way (the process can only end with ``os._exit``)."""
+    reap_abandoned()
+    return len(_abandoned)
+
+
+def reap_abandoned() -> None:
+    """Destroy the abandoned servers that no request uses any more."""
+    keep = [(server, endpoint) for server, endpoint in _abandoned if inflight.under_way(endpoint)]
+    _abandoned[:] = keep
 
 
 class EmbeddedServer:
@@ -59,6 +77,7 @@ class EmbeddedServer:
         self._verbose = verbose
         self._server: Any = None
         self._address = ""
+        self.stop_wait_sec = 10.0
 
     @property
     def running(self) -> bool:
@@ -114,9 +133,21 @@ class EmbeddedServer:
         return self
 
     def stop(self) -> None:
-        # The C++ destructor stops the HTTP listener and joins the inference loop.
-        self._server = None
-        self._address = ""
+        """Stop serving. The C++ destructor stops the inference loop, then joins the HTTP threads, so it runs only
+        once no request to this server is under way (``inflight``; they normally are not: a run's executor waits
+        for its items); a server whose requests still run after ``stop_wait_sec`` is left running (``abandoned``)."""
+        server, endpoint = self._server, f"{self._address}/v1"
+        self._server, self._address = None, ""
+        if server is None:
+            return
+        try:
+            idle = inflight.wait_idle(endpoint, self.stop_wait_sec)
+        except BaseException:  # Ctrl-C while waiting: destroying it now would hang the process
+            _abandoned.append((server, endpoint))
+            raise
+        if not idle:
+            _abandoned.append((server, endpoint))
+        del server
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()

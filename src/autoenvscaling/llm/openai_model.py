@@ -16,6 +16,7 @@ from typing import Any
 
 import openai
 
+from autoenvscaling.llm import inflight
 from autoenvscaling.llm.base import Message, ModelError, ModelResponse, Sampling, ToolSpec, Usage
 from autoenvscaling.llm.config import ModelConfig
 from autoenvscaling.llm.cost import estimate_cost, is_local_url, provider_cost
@@ -121,7 +122,8 @@ class OpenAIModel:
         attempts = self.config.max_retries + 1
         for attempt in range(attempts):
             try:
-                completion = self._client.chat.completions.create(**request)
+                with inflight.request(self.config.base_url):  # an embedded server waits for it before it stops
+                    completion = self._client.chat.completions.create(**request)
                 return dict(completion.to_dict())
             except openai.APIStatusError as e:
                 if not _retryable_status(e.status_code) or attempt == attempts - 1:
