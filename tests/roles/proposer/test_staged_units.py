@@ -742,6 +742,34 @@ def test_an_output_that_keeps_what_the_instruction_removes_is_a_contradiction(
         assert contradiction(instruction, output, inputs) == found
 
 
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # yield series v16 A1 #11: "400 or 500" of `grep -E '400|500'`, which also kept a 200 line
+        ("Filter lines where the status code is 400 or 500; count each.", "1 10.0.0.1 GET /index.html 200\n"
+         "1 10.0.0.1 POST /login 500\n", "status code is 400 or 500"),
+        ("Keep the requests with a status code of 404.", "10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n",
+         "status code of 404"),
+        ("Keep the lines with status codes 404, 500.", ERRORS, None),  # every line holds one
+        ("Remove the lines with status code 404.", ERRORS, None),  # a removal: another check's
+        ("Lines whose status code is not 404.", ERRORS, None),  # a negation
+        ("Count the requests with status code 404.", "2\n", None),  # no filter: nothing to compare
+    ],
+)  # fmt: skip
+def test_an_output_line_with_none_of_the_named_status_codes_is_a_contradiction(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    from autoenvscaling.roles.proposer.staged.claims import contradiction, value_violation
+
+    inputs = {"/app/data/access.log": LOG}
+    found = value_violation(instruction, output, inputs)
+    if broken is None:
+        assert found is None, found
+        return
+    assert found is not None and f'says "{broken}", but the output line' in found
+    assert contradiction(instruction, output, inputs) == found
+
+
 ADMIN = "10.0.0.1 GET /admin 404\n10.0.0.2 GET /admin 404\n10.0.0.1 POST /admin 500\n10.0.0.3 GET /admin 404\n"
 
 

@@ -161,14 +161,43 @@ def _number(field: str) -> bool:
 
 def contradiction(instruction: str, output: str, inputs: dict[str, str], compare: str = "exact") -> str | None:
     """The first way the output contradicts what the instruction states: a comparison (``claim_violation``), an
-    order (``order_violation``), lines it says to remove (``removal_violation``) or a sort (``sort_violation``;
+    order (``order_violation``), lines it says to remove (``removal_violation``), status codes it names
+    (``value_violation``) or a sort (``sort_violation``;
     not where the tests compare ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
         or order_violation(instruction, output, inputs)
         or removal_violation(instruction, output, inputs)
+        or value_violation(instruction, output, inputs)
         or (sort_violation(instruction, output) if compare != "sorted_lines" else None)
     )
+
+
+_STATUS_IS = re.compile(
+    r"\bstatus(?: codes?)?\s+(?:is\s+|of\s+|equal to\s+|=+\s*)?(\d{3})((?:\s*(?:,|\bor\b|\band\b)\s*\d{3})*)\b"
+)
+_COUNTED = re.compile(r"^\d+\s+")
+
+
+def value_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why a line of the output has none of the status codes the instruction names, or None: a plain sentence
+    (no negation, no removal) says "status code 400 or 500" (or "of 404", "is 200"), every output line is an
+    input line (with a ``uniq -c`` count in front or not), and a line holds none of those codes as a field (yield
+    series v16 A1 #11: "the status code is 400 or 500" of `grep -E '400|500'`, which kept a 200 line of size
+    6400)."""
+    known = {ln for text in inputs.values() for ln in normalized(text)}
+    lines = [_COUNTED.sub("", ln) if ln not in known else ln for ln in normalized(output) if ln]
+    if not lines or not all(ln in known for ln in lines):
+        return None
+    for sentence in _SENTENCE.split(instruction.lower()):
+        if _NOT.search(sentence) or _REMOVE.search(sentence) or _FILTER_OUT.search(sentence) or "except" in sentence:
+            continue
+        for m in _STATUS_IS.finditer(sentence):
+            codes = {m.group(1), *re.findall(r"\d{3}", m.group(2))}
+            bad = next((ln for ln in lines if not codes & set(ln.split())), None)
+            if bad is not None:
+                return f'the instruction says "{m.group(0)}", but the output line `{bad}` holds none of them'
+    return None
 
 
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
