@@ -152,7 +152,12 @@ def run_series(args: argparse.Namespace, code: str) -> int:
         print(f"[{k}/{len(todo)}] run {i}: {'resuming' if resumed else 'starting'} {rdir}", flush=True)
         load_before = os.getloadavg()[0]
         start = time.monotonic()
-        proc = subprocess.run(cmd, check=False)
+        proc = subprocess.Popen(cmd)
+        try:
+            proc.wait()
+        except KeyboardInterrupt:  # the flywheel got the same Ctrl-C and stops in order: wait for it
+            proc.wait()
+            raise
         wall = time.monotonic() - start
         if proc.returncode != 0:
             print(
