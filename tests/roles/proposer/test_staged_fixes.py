@@ -12,6 +12,7 @@ from autoenvscaling.roles.proposer.staged.fixes import (
     grep_whole_lines,
     grep_without_names,
     gz_as_text,
+    misread_field,
     near_miss_paths,
     shell_fix,
     unmatched_grep,
@@ -172,3 +173,23 @@ LOG_LINES = {
 def test_a_grep_pattern_that_no_input_line_holds_is_found(script: str, unmatched: str | None) -> None:
     assert unmatched_grep(script, LOG_LINES) == unmatched
     assert unmatched_grep(script, {}) is None
+
+
+@pytest.mark.parametrize(
+    ("script", "misread"),
+    [
+        # yield series v16 A1 #12: `$4 ~ /admin/` on lines whose path is $3
+        ("awk '$4 ~ /admin/ {c[$4]++} END {for (s in c) print s, c[s]}' /app/a.log", ("$4 ~ /admin/", 6, "/admin")),
+        ("awk '$1 ~ /^40[0-9]/' /app/a.log", ("$1 ~ /^40[0-9]/", 8, "404")),
+        ("awk '$7 == \"404\"' /app/a.log", ('$7 == "404"', 8, "404")),
+        ("awk '$6 ~ /admin/' /app/a.log", None),  # the right field
+        ("awk '$9 >= 400' /app/a.log", None),  # a comparison: not read
+        ("awk '$3 ~ /nowhere/' /app/a.log", None),  # no field passes it: the data's problem, not the field's
+        ("awk '$2 ~ /[/' /app/a.log", None),  # not a regex Python reads
+    ],
+)
+def test_an_awk_test_on_a_field_that_another_field_passes_is_found(
+    script: str, misread: tuple[str, int, str] | None
+) -> None:
+    lines = '10.0.0.1 - - [x] "GET /index.html HTTP/1.1" 200 5\n10.0.0.2 - - [x] "GET /admin HTTP/1.1" 404 7\n'
+    assert misread_field(script, {"/app/a.log": lines}) == misread

@@ -872,3 +872,22 @@ def test_a_failed_script_is_told_which_files_do_not_exist_and_which_are_the_inpu
     ep.files.solve_sh = "grep -i 'error' /app/data/access.log > /app/result.txt"
     said = explained(ep, (rec.SOLUTION_FAILED, "solve.sh exited with 1: (no output)"))  # type: ignore[arg-type]
     assert "No input line holds `error`" in said
+
+
+def test_an_awk_test_on_the_wrong_field_is_told_which_field_and_the_lines_are_not_asked_again() -> None:
+    from types import SimpleNamespace
+
+    from autoenvscaling.roles.proposer.staged import record as rec
+    from autoenvscaling.roles.proposer.staged.repairs import explained, redo_data
+
+    # yield series v16 A1 #12: `$4 ~ /admin/` selected nothing, the model's (right) lines were asked for twice
+    ep = SimpleNamespace(
+        files=SimpleNamespace(solve_sh="awk '$4 ~ /admin/' /app/data/access.log > /app/a.txt"),
+        inputs={"/app/data/access.log": LOG + "10.0.0.2 GET /admin 404\n"},
+        output="/app/a.txt",
+    )
+    problem = (rec.OUTPUT_EMPTY, "/app/a.txt is empty")
+    told = explained(ep, problem)  # type: ignore[arg-type]
+    assert told.endswith("No input line passes `$4 ~ /admin/`, but field $3 does (`/admin`): count the fields of an "
+                         "input line and test the field the rule is about.")  # fmt: skip
+    assert redo_data(ep, problem, False) is False  # type: ignore[arg-type]

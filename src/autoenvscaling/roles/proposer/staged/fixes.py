@@ -230,6 +230,36 @@ def unmatched_grep(script: str, inputs: dict[str, str]) -> str | None:
     return None
 
 
+_AWK_FIELD_TEST = re.compile(r"""\$(\d+)\s*(~|==)\s*(?:/((?:[^/\\]|\\.)+)/|"([^"]*)")""")
+
+
+def misread_field(script: str, inputs: dict[str, str]) -> tuple[str, int, str] | None:
+    """An awk test of ``script`` on a field that no input line passes while another field passes it on some line:
+    (the test, the field that does, a line's value of it); None when there is none. A rule that selected
+    nothing tested the wrong field (yield series v16 A1 #12: `$4 ~ /admin/` on lines whose path is `$3`; the
+    model's lines were asked for twice, and they were right)."""
+    rows = [ln.split() for text in inputs.values() for ln in text.splitlines() if ln.strip()]
+    for m in _AWK_FIELD_TEST.finditer(script):
+        field, op, pattern, literal = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+        if (op == "~" and pattern is None) or (op == "==" and literal is None) or field < 1:
+            continue
+        try:
+            regex = re.compile(pattern) if pattern is not None else None
+        except re.error:
+            continue
+
+        def passes(value: str, regex: re.Pattern[str] | None = regex, literal: str | None = literal) -> bool:
+            return regex.search(value) is not None if regex is not None else value == literal
+
+        if any(len(r) >= field and passes(r[field - 1]) for r in rows):
+            continue
+        for other in range(1, max((len(r) for r in rows), default=0) + 1):
+            row = next((r for r in rows if len(r) >= other and passes(r[other - 1])), None)
+            if row is not None and other != field:
+                return m.group(0), other, row[other - 1]
+    return None
+
+
 # The grep rewrites: the failed guards each one explains, the rewrite, its name and what it changes.
 _GREP_FIXES: tuple[tuple[frozenset[str], Callable[[str], str], str, str], ...] = (
     (frozenset({rec.OUTPUT_FILE_PREFIX}), grep_without_names, "grep-h", "grep -h: no file name in front of each line"),
