@@ -742,6 +742,21 @@ def test_an_output_that_keeps_what_the_instruction_removes_is_a_contradiction(
         assert contradiction(instruction, output, inputs) == found
 
 
+def test_a_filter_whose_fields_shift_is_checked_line_by_line() -> None:
+    from autoenvscaling.roles.proposer.staged.claims import claim_violation
+
+    # yield series v16 A1 #14: ">= 400", and `grep '... [400-999]'` kept every line; a path with a space shifts
+    # the status field, so no column holds a 3-digit number on every line
+    log = '1.1.1.1 "GET /a HTTP/1.1" 404 1558\n1.1.1.2 "GET /s?q=a b HTTP/1.1" 200 812\n'
+    log += '1.1.1.3 "GET /b HTTP/1.1" 200 55\n'
+    inputs = {"/app/a.log": log}
+    found = claim_violation("Extract the lines with a status code greater than or equal to 400.", log, inputs)
+    assert found is not None and '`1.1.1.3 "GET /b HTTP/1.1" 200 55` does not hold it' in found
+    # 812 holds the claim on its line: a line is flagged only when none of its 3-digit numbers holds it
+    kept = log.splitlines(keepends=True)
+    assert claim_violation("Lines with status >= 400.", kept[0] + kept[1], inputs) is None
+
+
 @pytest.mark.parametrize(
     ("instruction", "output", "broken"),
     [

@@ -33,10 +33,12 @@ def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     For each plain claim (``status code less than 500``: no negation and no "or" in its sentence) of a number
     with as many digits as the values of some whole-number column of the output: when no such column holds the
     claim on every line, the output contradicts it (yield series v13 #0: "status code less than 500", and the
-    recorded lines of a filter held a 500). For an output that is no filter (counts per status code), only a
-    column whose every value is a field of the inputs is compared, a last ``total`` line left out (v14 #4:
-    "greater than 400", and the counts listed status 200). A claim that no column can be compared with (a count,
-    a size) is not checked."""
+    recorded lines of a filter held a 500). When no column of a filter has such a number on every line (its
+    fields shift: a request path with a space), a line whose numbers of as many digits all break the claim
+    contradicts it (v16 A1 #14: ">= 400", and `[400-999]` kept every line). For an output that is no filter
+    (counts per status code), only a column whose every value is a field of the inputs is compared, a last
+    ``total`` line left out (v14 #4: "greater than 400", and the counts listed status 200). A claim that no
+    column can be compared with (a count, a size) is not checked."""
     lines = [ln for ln in normalized(output) if ln]
     known = {ln for text in inputs.values() for ln in normalized(text)}
     if not lines:
@@ -61,12 +63,22 @@ def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
                 for j in range(width)
                 if all(r[j].isdigit() and len(r[j]) == digits and (fields is None or r[j] in fields) for r in rows)
             ]
+            claim = sentence[m.start() : m.end()]
             if columns and not any(all(op(int(r[j]), number) for r in rows) for j in columns):
                 j = columns[-1]
                 bad = next(" ".join(r) for r in rows if not op(int(r[j]), number))
-                claim = sentence[m.start() : m.end()]
                 return f'the instruction says "{claim}", but the output line `{bad}` does not hold it'
+            if not columns and fields is None:  # a filter whose fields shift (a path with a space): line by line
+                shifted = next((" ".join(r) for r in rows if _breaks(r, op, number, digits)), None)
+                if shifted is not None:
+                    return f'the instruction says "{claim}", but the output line `{shifted}` does not hold it'
     return None
+
+
+def _breaks(row: list[str], op: Callable[[int, int], bool], number: int, digits: int) -> bool:
+    """Whether ``row`` has whole numbers of ``digits`` digits and none of them holds the claim."""
+    values = [int(f) for f in row if f.isdigit() and len(f) == digits]
+    return bool(values) and not any(op(v, number) for v in values)
 
 
 _DESCENDING = re.compile(r"\b(?:descending|decreasing|largest first|highest first|most frequent first)\b")
