@@ -10,7 +10,9 @@ each a change to the round's solver settings (``guarded_solver``) at the code's 
     cool       the round's settings, sampled at temperature 0.3 (the server's default is 0.8)
     oneshot    a one-shot attempt (``agent.config.one_shot``: one script from the instruction and the inputs'
                first lines, run once), as blind reproduction starts with it
-    oneshot-plain  the same, with the one-shot system prompt before its shell habits (2026-12-05)
+    oneshot-plain   the same, with the one-shot system prompt as it was on 2026-12-05 (the one it is now)
+    oneshot-habits  the same, with four lines of shell habits added to that prompt (tried 2026-12-05 at
+               be3862e as "oneshot": 7/24 reproduced against the plain prompt's 10/24, so not kept)
 
 Attempts run round-robin (attempt 1 of every candidate in both arms, then attempt 2, ...; the arm order alternates)
 so a run stopped at any point compares like with like. Each attempt lands in the attempts log as it finishes; the
@@ -71,9 +73,9 @@ ARMS: dict[str, tuple[dict[str, Any], float | None]] = {
     "cool": ({}, 0.3),
     "oneshot": ({}, None),
     "oneshot-plain": ({}, None),
+    "oneshot-habits": ({}, None),
 }
 BLIND_TASKS = Path(__file__).resolve().parent / "blind_tasks"
-# The one-shot system prompt as it was before its list of shell habits.
 PLAIN_ONESHOT_SYSTEM = """\
 You are an expert at the Linux command line. You get a task for a container (Debian with bash, coreutils, grep,
 sed, awk, sort, uniq, wc, gzip, jq, python3; no network) and write one bash script that does the whole task.
@@ -84,6 +86,18 @@ exactly the format it asks for.
 
 Reply with one ```bash block holding the whole script, and nothing after it.
 """
+HABITS = """
+Habits that avoid the usual mistakes of such scripts:
+- Compare numbers with awk on the field that holds them (`awk '$9 >= 400'`), not with a grep pattern of digits.
+  Count the fields of an input line shown below (split at blanks) before you pick the field number.
+- Read a .gz file with zcat or zgrep: cat, grep and awk see only its compressed bytes.
+- grep prints whole lines; with several files it puts each file's name in front (use -h, or cat them into it).
+- Write each output file directly (`... > /app/out.txt`); do not check first whether it exists.
+"""
+ONESHOT_SYSTEMS = {
+    "oneshot-plain": PLAIN_ONESHOT_SYSTEM,
+    "oneshot-habits": PLAIN_ONESHOT_SYSTEM.replace("\n\nReply with", "\n" + HABITS + "\nReply with"),
+}
 
 
 def arm_config(arm: str, max_turns: int) -> AgentConfig:
@@ -91,8 +105,8 @@ def arm_config(arm: str, max_turns: int) -> AgentConfig:
     if not arm.startswith("oneshot"):
         return config
     config = one_shot(config)
-    if arm == "oneshot-plain":
-        config = config.model_copy(update={"templates": {**config.templates, "system.j2": PLAIN_ONESHOT_SYSTEM}})
+    if arm in ONESHOT_SYSTEMS:
+        config = config.model_copy(update={"templates": {**config.templates, "system.j2": ONESHOT_SYSTEMS[arm]}})
     return config
 
 

@@ -27,16 +27,16 @@ def test_each_arm_changes_only_its_own_setting(bench: ModuleType) -> None:
     assert bench.arm_config("no-reruns", 10) == outputs.model_copy(update={"flag_reruns": False})
     assert bench.arm_config("cool", 10) == outputs and bench.ARMS["cool"][1] == 0.3
     oneshot, plain = bench.arm_config("oneshot", 10), bench.arm_config("oneshot-plain", 10)
+    habits = bench.arm_config("oneshot-habits", 10)
     assert oneshot == one_shot(outputs) and oneshot.max_turns == 1
-    assert plain == oneshot.model_copy(
-        update={"templates": {**oneshot.templates, "system.j2": plain.templates["system.j2"]}}
-    )
-    assert "Habits" not in plain.templates["system.j2"] and "one bash script" in plain.templates["system.j2"]
-    habits = (Path(one_shot.__code__.co_filename).parent / "templates" / "oneshot_system.j2").read_text()
-    assert (
-        "Habits" in habits
-        and habits.replace(habits[habits.index("Habits") : habits.index("Reply")], "") == (plain.templates["system.j2"])
-    )  # the arms differ in the list of habits only
+    for arm in (plain, habits):  # only the system prompt differs
+        assert arm == oneshot.model_copy(
+            update={"templates": {**oneshot.templates, "system.j2": arm.templates["system.j2"]}}
+        )
+    now = (Path(one_shot.__code__.co_filename).parent / "templates" / "oneshot_system.j2").read_text()
+    assert plain.templates["system.j2"] == now  # the plain arm is today's prompt, written out
+    assert habits.templates["system.j2"].replace(bench.HABITS, "") == now
+    assert "Habits that avoid" in habits.templates["system.j2"] and "Habits" not in now
 
 
 def test_tempered_sets_the_temperature_only_where_a_call_has_none(bench: ModuleType) -> None:
