@@ -6,7 +6,7 @@ minutes on 2 cores, so the series is resumable across invocations and sessions:
     .venv/bin/python benchmarks/demo_series.py --n 5                 # starts or continues
     .venv/bin/python benchmarks/demo_series.py --n 5 --report        # the table of what is done; runs nothing
 
-Run ``i`` is ``autoenv flywheel run --config examples/flywheel/demo.toml --run-dir OUT/run-<i>`` in a child
+Run ``i`` is ``autoenv flywheel run --config examples/flywheel/demo.toml --run-dir OUT/<commit>/run-<i>`` in a child
 process (its own progress bars on this terminal). When it ends, one line lands in LOG: the commit, the wall,
 the round's figures (proposals, valid, accepted, verdicts, rejection reasons, held-out pass rate, errors) and
 each accepted environment's status, pass rate and first line. A killed series continues with the same
@@ -16,8 +16,9 @@ nothing: a run that could not run is not a run that accepted nothing. A run that
 its metrics (a solver or validation attempt that could not run) is recorded with them; the report shows it
 and leaves it out of the count.
 
-The report counts the lines of one commit (``--code``, default: this tree's), since runs of different
-commits are not samples of one system.
+The report counts the lines of one commit (``--code``, default: the last commit that changed ``src/`` or
+``examples/``), since runs of different code are not samples of one system; run ``i`` of commit ``C`` is
+``OUT/C/run-<i>``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from generation_yield import code_version, wilson
+from generation_yield import wilson
 
 from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.flywheel.accepted import accepted_environments
@@ -42,8 +43,28 @@ from autoenvscaling.flywheel.rounds import Flywheel
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_dir(out: Path, index: int) -> Path:
-    return out / f"run-{index}"
+def run_dir(out: Path, code: str, index: int) -> Path:
+    """Run ``index`` of commit ``code``: a run dir of another commit is never resumed as this one's."""
+    return out / code / f"run-{index}"
+
+
+def code_commit() -> str:
+    """The last commit that changed what a demo run executes (``src/``, ``examples/``): documentation commits
+    after it do not start a new series. ``-dirty`` when those folders have uncommitted changes."""
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(REPO), "log", "-1", "--format=%h", "--", "src", "examples"],
+            capture_output=True,
+            text=True,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "src", "examples"], capture_output=True, text=True
+        )
+    except OSError:
+        return "unknown"
+    if rev.returncode != 0 or not rev.stdout.strip():
+        return "unknown"
+    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
 def flywheel_command(config: Path, rdir: Path, overrides: list[str]) -> list[str]:
@@ -146,7 +167,7 @@ def run_series(args: argparse.Namespace, code: str) -> int:
     todo = [i for i in range(args.n) if i not in done]
     print(f"{len(todo)} run(s) to go of {args.n} on {code} -> {args.log}", flush=True)
     for k, i in enumerate(todo, 1):
-        rdir = run_dir(args.out, i)
+        rdir = run_dir(args.out, code, i)
         cmd = flywheel_command(args.config, rdir, args.set)
         resumed = cmd[4] == "resume"
         print(f"[{k}/{len(todo)}] run {i}: {'resuming' if resumed else 'starting'} {rdir}", flush=True)
@@ -205,7 +226,7 @@ def main() -> int:
     args.config = args.config.resolve()
     if args.code and not args.report:
         ap.error("--code names the commit to report: use it with --report (a run always records its own code)")
-    code = args.code or code_version()
+    code = args.code or code_commit()
     rc = 0
     if not args.report:
         if code.endswith("-dirty") or code == "unknown":

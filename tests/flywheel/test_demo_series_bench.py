@@ -42,7 +42,7 @@ def test_each_run_is_recorded_once_and_a_second_call_runs_nothing(
         and first["errors"] > 0
         and not first["resumed"]
     )
-    assert (tmp_path / "runs" / "run-1" / "metrics.jsonl").is_file()
+    assert (tmp_path / "runs" / "abc1234" / "run-1" / "metrics.jsonl").is_file()
 
     assert bench.run_series(args, "abc1234") == 0
     assert len(bench.load_log(args.log)) == 2
@@ -54,9 +54,10 @@ def test_each_run_is_recorded_once_and_a_second_call_runs_nothing(
 
 
 def test_a_run_dir_that_holds_a_run_is_resumed(bench: ModuleType, tmp_path: Path) -> None:
-    rdir = tmp_path / "run-0"
+    rdir = bench.run_dir(tmp_path, "abc1234", 0)
+    assert rdir == tmp_path / "abc1234" / "run-0"  # another commit's run 0 is another dir
     assert bench.flywheel_command(SCRIPTED, rdir, ["rounds=1"])[4:6] == ["run", "--config"]
-    rdir.mkdir()
+    rdir.mkdir(parents=True)
     (rdir / "config.resolved.toml").write_text("")
     assert bench.flywheel_command(SCRIPTED, rdir, ["rounds=1"])[4:] == ["resume", str(rdir)]
 
@@ -85,3 +86,8 @@ def test_the_target_counts_the_first_runs_of_one_commit(bench: ModuleType, capsy
     out = capsys.readouterr().out
     assert "3 of 5 runs accepted" in out and "learnable (0.50): Keep the 404 lines." in out
     assert bench.report([*lines[:3], _line(3, 0), _line(5, 0)], "abc1234", (3, 5))["target"]["verdict"] == "not met"
+
+
+def test_the_code_is_the_last_commit_that_changed_src_or_examples(bench: ModuleType) -> None:
+    code = bench.code_commit()
+    assert code != "unknown" and len(code.removesuffix("-dirty")) >= 7
