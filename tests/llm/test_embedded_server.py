@@ -64,7 +64,7 @@ def test_a_server_stopped_under_a_request_is_left_running_until_the_request_ends
     import threading
     import time
 
-    from autoenvscaling.llm import embedded_server
+    from autoenvscaling.llm import embedded_server, inflight
 
     config = parse_model_arg("embedded:0.5b").model_copy(update={"max_tokens": 96, "embedded_ctx": 1024})
     server = EmbeddedServer("0.5b", ctx_per_slot=1024).start()
@@ -76,7 +76,10 @@ def test_a_server_stopped_under_a_request_is_left_running_until_the_request_ends
             target=lambda: answers.append(model.complete([Message(role="user", content="Count from 1 to 60.")]).content)
         )
         asking.start()
-        time.sleep(0.5)  # the request is under way
+        deadline = time.monotonic() + 60
+        while not inflight.under_way(server.base_url):  # the request is under way (a loaded machine: not at once)
+            assert time.monotonic() < deadline and asking.is_alive()
+            time.sleep(0.01)
         started = time.monotonic()
         server.stop()
         assert time.monotonic() - started < 5 and embedded_server.abandoned() == 1
