@@ -261,8 +261,26 @@ def test_an_instruction_that_gives_the_answer_away_is_rejected(tmp_path: Path, b
     )
     replies = [json.dumps(idea), solve, leaky, OK, leaky]  # the last: the repair (the script reads no input)
     record, model = _run(tmp_path, backend, replies, staged={"order": "solution_first"})
-    assert "/app/data/access.log, which the script never reads" in model.calls[4][-1].content
+    repair = model.calls[4][-1].content
+    assert "/app/data/access.log, which the script never reads" in repair
+    assert "Your previous instruction copies lines of /app/paths.txt (`10.0.0.2 GET /missing`)" in repair
+    # the copies are the instruction's only line: nothing is left to cut them from
     assert record.verdict == "no-candidate" and record.failed_checks == ["answer-in-instruction"]
+
+
+def test_an_example_that_copies_the_output_is_cut_from_the_instruction(tmp_path: Path, backend: DockerBackend) -> None:
+    # a recorded demo run: a right rule, then an **Example** block quoting the output the model had seen
+    idea = {**IDEA, "change": "Keep the requests for /missing", "output_file": "/app/result.txt"}
+    grep = "```bash\ngrep /missing /app/data/access.log > /app/result.txt\n```"
+    rule = "Write the lines of /app/data/access.log whose path is /missing to /app/result.txt, in input order."
+    leaky = f"{rule}\n\n**Example**\n\n`10.0.0.2 GET /missing 404`\n\n`10.0.0.3 GET /missing 404`\n\n`10.0"
+    replies = [json.dumps(idea), grep, leaky, OK, leaky]  # the repair copies them again
+    record, model = _run(tmp_path, backend, replies, (grep, "submit"), staged={"order": "solution_first"})
+    assert "copies lines of /app/result.txt" in model.calls[4][-1].content
+    assert record.verdict == "valid", record
+    instruction = (Path(record.candidate_dir or "") / "instruction.md").read_text()
+    assert instruction.startswith(rule) and "Example" not in instruction and "10.0.0.3" not in instruction
+    assert json.loads((Path(record.episode_dir) / "staged.json").read_text())["quotes_cut"] is True
 
 
 @pytest.mark.parametrize("repaired", [True, False])

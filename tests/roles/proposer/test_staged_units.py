@@ -10,6 +10,12 @@ import pytest
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.novelty import grading_text
 from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json, prose_of
+from autoenvscaling.roles.proposer.staged.giveaway import (
+    answer_in_instruction,
+    quoted_output_lines,
+    solution_in_instruction,
+    without_quoted_output,
+)
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.parents import copied_files, load_parent, parent_candidates, worked_example
 from autoenvscaling.roles.proposer.staged.record import (
@@ -40,12 +46,10 @@ from autoenvscaling.roles.proposer.staged.spec import (
     safe_output_path,
 )
 from autoenvscaling.roles.proposer.staged.text import (
-    answer_in_instruction,
     findings_from_digest,
     input_order_source,
     looks_like_prose,
     order_sentence,
-    solution_in_instruction,
     with_format_hint,
     with_order_hint,
 )
@@ -396,6 +400,41 @@ def test_an_instruction_must_not_hold_the_recorded_answer(instruction: str, leak
         "/app/e.txt": "404 2\n500 1\n",
     }
     assert (answer_in_instruction(instruction, outputs) is not None) is leaks
+
+
+def test_one_line_quoted_is_no_leak_however_often_the_output_repeats_it() -> None:
+    # yield series v16 #17: `grep -o` of the quoted pattern; the answer is how many lines there are
+    outputs = {"/app/errors.txt": "GET /admin HTTP/1.1\n" * 4}
+    instruction = 'Save each occurrence of the string "GET /admin HTTP/1.1" in /app/logs/a.log to /app/errors.txt.'
+    assert answer_in_instruction(instruction, outputs) is None
+    assert quoted_output_lines(instruction, outputs) == {"/app/errors.txt": ["GET /admin HTTP/1.1"]}
+
+
+@pytest.mark.parametrize(
+    ("instruction", "cut"),
+    [
+        # an example block, from its heading on, with the fragment a token limit left after it
+        (
+            "Write the lines of /app/a.log whose path is /missing to /app/r.txt, in input order.\n\n**Example**\n"
+            "**Input**\n`10.0.0.1 GET /index.html 200`\n`10.0.0.2 GET /missing 404`\n**Output**\n"
+            "`10.0.0.2 GET /missing 404`\n`10.0.0.3 GET /missing 404`\n`10.0",
+            "Write the lines of /app/a.log whose path is /missing to /app/r.txt, in input order.",
+        ),
+        # copied lines between two parts of the rule: the lines go, the prose after them stays
+        (
+            "Keep the lines of /app/a.log whose path is /missing, for instance\n10.0.0.2 GET /missing 404\n"
+            "10.0.0.3 GET /missing 404\nand write them to /app/r.txt in the order of the input file.",
+            "Keep the lines of /app/a.log whose path is /missing, for instance\n"
+            "and write them to /app/r.txt in the order of the input file.",
+        ),
+        # the copies are the whole sentence: nothing is left
+        ("Write 10.0.0.2 GET /missing 404 and 10.0.0.3 GET /missing 404 to /app/r.txt.", None),
+    ],
+)
+def test_copied_output_lines_are_cut_when_prose_is_left(instruction: str, cut: str | None) -> None:
+    outputs = {"/app/r.txt": "10.0.0.2 GET /missing 404\n10.0.0.3 GET /missing 404\n"}
+    assert answer_in_instruction(instruction, outputs) is not None
+    assert without_quoted_output(instruction, outputs) == cut
 
 
 def test_a_format_example_is_one_line_of_a_longer_output() -> None:

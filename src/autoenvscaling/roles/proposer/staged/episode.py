@@ -41,6 +41,7 @@ from autoenvscaling.roles.proposer.staged.calls import StageCaller, fenced_or_pl
 from autoenvscaling.roles.proposer.staged.combine import Combination, plan_combination
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.fixes import shell_fix
+from autoenvscaling.roles.proposer.staged.giveaway import solution_in_instruction
 from autoenvscaling.roles.proposer.staged.parents import Parent, about_second, head
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import (
@@ -61,7 +62,6 @@ from autoenvscaling.roles.proposer.staged.text import (
     clip_data,
     ensure_output_named,
     looks_like_prose,
-    solution_in_instruction,
 )
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
 from autoenvscaling.tasks.names import slug

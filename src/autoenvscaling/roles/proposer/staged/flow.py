@@ -26,13 +26,17 @@ from autoenvscaling.roles.proposer.staged.episode import (
     SOLUTION_IN_INSTRUCTION,
     Episode,
 )
+from autoenvscaling.roles.proposer.staged.giveaway import (
+    answer_in_instruction,
+    quoted_output_lines,
+    solution_in_instruction,
+    without_quoted_output,
+)
 from autoenvscaling.roles.proposer.staged.grading import matches
 from autoenvscaling.roles.proposer.staged.repairs import explained, redo_data
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Recording
 from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import (
-    answer_in_instruction,
-    solution_in_instruction,
     unnamed_references,
     unread_inputs,
     with_format_hint,
@@ -134,18 +138,33 @@ def _contradiction(ep: Episode) -> str | None:
     return contradiction(ep.files.instruction, output or "", ep.inputs, ep.compare)
 
 
+def _copied(ep: Episode) -> list[str]:
+    """The output lines the instruction copies when they give the answer away (``answer_in_instruction``)."""
+    outputs = {k: v for k, v in (ep.last_run.outputs if ep.last_run else {}).items() if v is not None}
+    if answer_in_instruction(ep.files.instruction, outputs) is None:
+        return []
+    return [ln for lines in quoted_output_lines(ep.files.instruction, outputs).values() for ln in lines]
+
+
 def precision_repair(ep: Episode) -> None:
     """When the instruction leaves out a path, a word or a threshold the solution relies on, names an input
-    the solution never reads, or states a comparison the output breaks, the model rewrites it once, told what is
-    wrong (``finish`` adds a sentence for whatever is still left out after that, and rejects a contradiction)."""
+    the solution never reads, states a comparison the output breaks, or copies lines of the output that give the
+    answer away, the model rewrites it once, told what is wrong (``finish`` adds a sentence for whatever is still
+    left out after that, cuts copied lines it can, and rejects a contradiction or a copy it cannot cut)."""
     missing, unread = _imprecision(ep)
     ep.log.unnamed, ep.log.unread = missing, unread
-    contradiction = _contradiction(ep)
-    if not (missing or unread or contradiction) or not ep.config.precision_repair:
+    contradiction, copied = _contradiction(ep), _copied(ep)
+    if not (missing or unread or contradiction or copied) or not ep.config.precision_repair:
         return
     if ep.config.order != "solution_first" or ep.last_run is None or ep.caller.calls >= ep.caller.max_calls:
         return
     problems = []
+    if copied:
+        problems.append(
+            f"Your previous instruction copies lines of {ep.output} (`{copied[0]}`): describe the rule, do not quote "
+            "the output."
+        )
+        ep.caller.note("precision", f"the instruction copies {len(copied)} lines of the output")
     if contradiction:
         problems.append(f"Your previous instruction is wrong: {contradiction}. Say what the script does.")
         ep.caller.note("precision", contradiction)
@@ -166,7 +185,7 @@ def precision_repair(ep: Episode) -> None:
     ep.ask_describe(problem=" ".join(problems))
     after_missing, after_unread = _imprecision(ep)
     lost = len(after_missing) + len(after_unread) - len(missing) - len(unread)
-    if lost + (_contradiction(ep) is not None) > (contradiction is not None):
+    if lost + (_contradiction(ep) is not None) + bool(_copied(ep)) > (contradiction is not None) + bool(copied):
         ep.files.instruction = before  # the rewrite lost more than it gained
     ep.log.repairs += 1
 
@@ -179,6 +198,12 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
         ep.runner, draft, ep.files.solve_sh, {ep.output: ep.compare}, ep.inputs
     )
     failure: tuple[str, str] | None = None
+    if recording.ok and (leak := answer_in_instruction(ep.files.instruction, recording.outputs)):
+        cut = without_quoted_output(ep.files.instruction, recording.outputs)
+        if cut is not None:
+            ep.files.instruction = cut
+            ep.log.quotes_cut = True
+            ep.caller.note(stage, f"{leak}: those lines were cut from it")
     if not recording.ok:
         failure = (recording.check or "record", recording.detail)
     elif leak := answer_in_instruction(ep.files.instruction, recording.outputs):

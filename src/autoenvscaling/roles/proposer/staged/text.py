@@ -19,20 +19,6 @@ def clip_data(text: str) -> str:
     return "\n".join(lines)
 
 
-def answer_in_instruction(instruction: str, outputs: dict[str, str]) -> str | None:
-    """Why the instruction gives the recorded answer away, or None: the whole output (8+ characters), or two
-    or more of its lines (8+ characters each), appear in it verbatim."""
-    words = " ".join(instruction.split())
-    for path, text in outputs.items():
-        lines = [ln for ln in normalized(text) if len(ln) >= 8]
-        whole = " ".join(" ".join(normalized(text)).split())
-        if len(whole) >= 8 and whole in words:
-            return f"the instruction contains the whole expected content of {path}"
-        if len(lines) >= 2 and sum(ln in words for ln in lines) >= 2:
-            return f"the instruction quotes lines of the expected {path}"
-    return None
-
-
 def with_format_hint(instruction: str, path: str, outputs: dict[str, str], compare: Compare) -> str:
     """The instruction plus a format example of the recorded output: its line count and one of its lines when it
     has 3 or more (one line of several pins the format down without giving the answer away; the count is a check
@@ -296,39 +282,6 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> 
     if not hints:
         return instruction
     return instruction.rstrip() + "\n" + "\n".join(hints)
-
-
-_REDIRECT_TAIL = re.compile(r"\s*(?:>>?|\|\s*tee(?:\s+-a)?)\s*\S+\s*$")
-
-
-_META = re.compile(r"\bsolve\.sh\b|\bthe two tasks\b|\bboth tasks\b|\bparent task\b", re.IGNORECASE)
-
-
-def solution_in_instruction(instruction: str, solve_sh: str) -> str | None:
-    """Why the instruction gives the solution away, or None: a command of ``solve_sh`` (a line, or one stage of
-    a pipeline, 20+ characters, its output redirect dropped) appears in it verbatim; or it speaks of the workshop
-    (``solve.sh``, "the two tasks" a combine started from), which a solver never sees (yield series v13-v15: 4
-    of 20 recorded instructions named ``solve.sh``, and blind solvers ran ``./solve.sh``)."""
-    if meta := _META.search(instruction):
-        return f"the instruction speaks of `{meta.group(0)}`, which a solver never sees"
-    words = " ".join(instruction.split())
-    for line in solve_sh.splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", "set ", "export ")):
-            continue
-        command = " ".join(_REDIRECT_TAIL.sub("", line).split())
-        for piece in [command, *(" ".join(p.split()) for p in command.split("|"))]:
-            if len(piece) >= 20 and " " in piece and piece in words:
-                return f"the instruction contains the solution's command `{piece[:80]}`"
-        for m in _PROGRAM.finditer(line):  # an awk/sed/jq program: code, not a description of the rule
-            program = " ".join(m.group(1).split())
-            if len(program) >= 8 and _CODE_CHARS.search(program) and program in words:
-                return f"the instruction contains the solution's program `{program[:80]}`"
-    return None
-
-
-_PROGRAM = re.compile(r"'([^']+)'")
-_CODE_CHARS = re.compile(r"[$\\{}\[\]|;]|\bprint\b")
 
 
 _ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
