@@ -47,7 +47,7 @@ class StageSampling(BaseModel):
     instruction_max_tokens: int = 220
     solution_max_tokens: int = 300
     decision_max_tokens: int = 80
-    oneshot_max_tokens: int = 900
+    oneshot_max_tokens: int = 1400
     temperature: float | None = 0.7
 
 
