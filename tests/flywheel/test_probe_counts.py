@@ -77,6 +77,7 @@ def test_round_metrics_count_each_probe_and_the_hackable_share() -> None:
     assert m.probes.flags == {"hackable:conftest": 1, "hackable:path-wrapper": 1, "weak-tests": 1}
     assert m.probes.mutation_score_mean == round(2.5 / 3, 3)
     assert (m.probes_accepted.probed, m.probes_accepted.hackable, m.probes_accepted.hackable_share) == (1, 0, 0.0)
+    assert (m.added, m.kept_invalid, m.near_duplicates) == (1, 3, 1)  # invalid candidates the pool keeps: not added
     line = m.model_dump(mode="json")  # what metrics.jsonl holds
     assert line["probes"]["hackable_share"] == 0.25 and line["probes_accepted"]["flags"] == {}
 

@@ -40,7 +40,8 @@ class RoundMetrics(BaseModel):
     valid_rate: float | None = None  # valid / proposals
     by_verdict: dict[str, int] = Field(default_factory=dict)
     rejection_reasons: dict[str, int] = Field(default_factory=dict)
-    added: int = 0
+    added: int = 0  # valid environments the pool took (what calibration attempts)
+    kept_invalid: int = 0  # invalid candidates the pool keeps to catch later copies of them (never calibrated)
     near_duplicates: int = 0  # valid proposals rejected as near-duplicates of a pool entry
     exact_duplicates: int = 0
     calibrated: int = 0
@@ -126,7 +127,8 @@ def compute_metrics(
         valid_rate=_rate(valid, len(records)),
         by_verdict=dict(Counter(r.verdict for r in records)),
         rejection_reasons=dict(Counter(c for r in records if not r.is_valid for c in r.failed_checks)),
-        added=sum(a.outcome == "added" for a in dedup.adds),
+        added=sum(a.valid_new for a in dedup.adds),
+        kept_invalid=sum(a.outcome == "added" and not a.valid_new for a in dedup.adds),
         near_duplicates=sum(a.outcome == "rejected" for a in dedup.adds),
         exact_duplicates=sum(a.outcome == "exact-duplicate" for a in dedup.adds),
         calibrated=len(rates),

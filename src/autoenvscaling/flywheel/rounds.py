@@ -64,8 +64,10 @@ def summarize_stage(out: StageOutput) -> str:
     if isinstance(out, ValidateOutput):
         return f"{sum(r.is_valid for r in out.records)}/{len(out.records)} valid"
     if isinstance(out, DedupOutput):
-        added, rejected = (sum(a.outcome == o for a in out.adds) for o in ("added", "rejected"))
-        return f"{added} added, {rejected} near-duplicates rejected"
+        added, rejected = sum(a.valid_new for a in out.adds), sum(a.outcome == "rejected" for a in out.adds)
+        kept = sum(a.outcome == "added" for a in out.adds) - added
+        kept_note = f", {kept} invalid kept for dedup" if kept else ""
+        return f"{added} added, {rejected} near-duplicates rejected{kept_note}"
     if isinstance(out, CalibrateOutput):
         return f"{sum(c.status == EnvStatus.LEARNABLE for c in out.calibrations)}/{len(out.calibrations)} learnable"
     if isinstance(out, ExportOutput):
