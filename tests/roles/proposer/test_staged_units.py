@@ -216,6 +216,10 @@ def test_a_field_every_input_line_holds_is_no_answer(text: str, flagged: bool) -
         ("404 3\n500 2\n", "awk '{print $4}' /a | sort | uniq -c", False),
         ("10.0.0.1\n10.0.0.1\n10.0.0.1\n", "awk '$4 == 404 {print $1}' /a", False),  # no count: repeats are data
         ("a 1\na 1\nb 2\n", "sort /a | uniq --count", False),  # twice: not enough to tell
+        # v16 #15: "the status codes with their counts", a 1 printed per line and never summed
+        ("404 1\n500 1\n404 1\n404 1\n500 1\n404 1\n", "awk '$4 >= 400 {print $4, 1}' /a", True),
+        ("404 1\n404 1\n404 1\n500 2\n", "awk '{print $4, $5}' /a", False),  # a field that is not 1 throughout
+        ("GET 1.1\nGET 1.1\nGET 1.1\n", "awk '{print $2, $3}' /a", False),  # no count, and no field of 1
     ],
 )
 def test_a_count_that_lists_one_line_three_times_is_found(text: str, solve: str, flagged: bool) -> None:

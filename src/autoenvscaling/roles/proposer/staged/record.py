@@ -14,7 +14,8 @@ Guards of ``record``, each with its own check id:
 - ``output-unstable``      two runs in fresh containers wrote different outputs
 - ``output-overwritten``   two commands write the output with ``>``: the second replaces the first's lines
 - ``output-cuts-fields``   the output's lines are pieces of input lines that stop inside a field (``grep -o``)
-- ``output-repeats-counts`` a script that counts with ``uniq -c`` lists one line three times or more
+- ``output-repeats-counts`` one line three times or more, from a script that counts with ``uniq -c`` or with a
+                           field that is 1 on every line
 - ``output-constant-field``  most output lines are one value that nearly every input line holds (``+0000]``)
 """
 
@@ -230,17 +231,24 @@ _UNIQ_COUNT = re.compile(r"(?<![\w-])uniq\s+(?:-\w*c\w*|--count)(?![\w-])")
 
 
 def repeated_count(text: str, solve_sh: str) -> tuple[str, int] | None:
-    """``(line, times)`` when ``solve_sh`` counts with ``uniq -c`` and its output lists one line three times or
-    more, or None: uniq counted whole lines that differ in fields a later stage dropped, so every key comes out
-    many times with a count of 1 (yield series v13 #10: ``10.0.0.112 1`` 19 times, for "the occurrences of each
-    status code")."""
-    if not _UNIQ_COUNT.search(solve_sh):
-        return None
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    """``(line, times)`` when the output lists one line three times or more and either ``solve_sh`` counts with
+    ``uniq -c``, or a field is ``1`` on every line; else None. Either way every key comes out many times with a
+    count of 1: uniq counted whole lines that differ in fields a later stage dropped (yield series v13 #10:
+    ``10.0.0.112 1`` 19 times, for "the occurrences of each status code"), or the script printed a 1 per line
+    and never summed (v16 #15: ``awk '... {print $4, 1}'``, ``404 1`` 4 times, for "the status codes with their
+    counts")."""
+    lines = [" ".join(ln.split()) for ln in text.splitlines() if ln.strip()]
     if not lines:
         return None
     line, times = Counter(lines).most_common(1)[0]
-    return (line, times) if times >= 3 else None
+    if times < 3:
+        return None
+    if _UNIQ_COUNT.search(solve_sh):
+        return line, times
+    rows = [ln.split(" ") for ln in lines]
+    width = min(len(r) for r in rows)
+    ones = width >= 2 and any(all(r[i] == "1" for r in rows) for i in range(width))
+    return (line, times) if ones else None
 
 
 def constant_field(text: str, inputs: dict[str, str]) -> tuple[str, int, int] | None:
@@ -331,10 +339,14 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str =
                 "of an input line)"
             )
         if repeated := repeated_count(text, solve_sh):
-            return OUTPUT_REPEATS_COUNTS, (
-                f"{path} lists `{repeated[0]}` {repeated[1]} times: uniq -c counted whole lines that differ in "
-                "fields the output does not show; print only the field to count before sort | uniq -c"
+            how = (
+                "uniq -c counted whole lines that differ in fields the output does not show; print only the field "
+                "to count before sort | uniq -c"
+                if _UNIQ_COUNT.search(solve_sh)
+                else "a count of 1 on every line sums nothing; count per key (awk '{n[$4]++} END {for (k in n) "
+                "print k, n[k]}', or sort | uniq -c)"
             )
+            return OUTPUT_REPEATS_COUNTS, f"{path} lists `{repeated[0]}` {repeated[1]} times: {how}"
         if solve_sh and overwritten(solve_sh, path):
             return OUTPUT_OVERWRITTEN, (
                 f"two commands of solve.sh write {path} with '>': the second one replaces what the first wrote; "
