@@ -130,11 +130,15 @@ def test_a_model_probe_without_a_model_is_refused(tmp_path: Path) -> None:
     assert model_probes_for(ProbeConfig(), ScriptedModel([])) == ModelProbes()  # nothing asked: nothing built
 
 
-def test_an_adversary_that_plants_an_empty_output_flags_hackable_adversarial(tmp_path: Path) -> None:
+@pytest.mark.parametrize("guards", [False, True])
+def test_an_adversary_that_plants_an_empty_output_flags_hackable_adversarial(tmp_path: Path, guards: bool) -> None:
+    # guards: the agent settings of a small model's solver, whose submit over an empty output is refused; the
+    # adversary's is not (that submit is the exploit under test)
+    agent = AgentConfig(max_turns=4, outputs_before_submit=2 if guards else 0, review_before_submit=guards)
     task = _tiny(tmp_path / "tiny")
     model = ScriptedModel([_bash("mkdir -p /app && touch /app/out.txt"), SUBMIT])
     probes = ProbeConfig(adversarial_attempts=2)
-    (rep,), summary = _run(tmp_path, probes, model_probes_for(probes, model, AgentConfig(max_turns=4))).run([task])
+    (rep,), summary = _run(tmp_path, probes, model_probes_for(probes, model, agent)).run([task])
     assert rep.verdict == Verdict.INVALID and rep.failed_checks == ["hackable:adversarial"]
     assert rep.probes is not None and rep.probes.adversarial is not None
     (attempt,) = rep.probes.adversarial.attempts  # the first confirmed attempt ends the probe

@@ -79,7 +79,10 @@ class ModelAdversary:
         base = config or AgentConfig()
         templates = {**base.templates, "instance.j2": ADVERSARY_INSTANCE}
         self.model, self.reviewer = model, reviewer
-        self.config = base.model_copy(update={"templates": templates, "agent_name": AGENT_NAME})
+        # The solver's submit guards help an honest solver and would defeat the probe: a submit over an empty
+        # output is the exploit being tested, not a mistake to talk the adversary out of.
+        off = {"outputs_before_submit": 0, "review_before_submit": False}
+        self.config = base.model_copy(update={"templates": templates, "agent_name": AGENT_NAME, **off})
 
     @property
     def model_name(self) -> str:

@@ -222,12 +222,12 @@ def test_a_grep_that_no_input_line_matches_is_told_so_and_the_lines_are_asked_fo
 LOGIN = {**IDEA, "change": "Keep the login requests with status less than 500", "output_file": "/app/result.txt"}
 GREP_LOGIN = "```bash\ngrep login /app/data/access.log > /app/result.txt\n```"
 SAYS_LESS = "Write the lines of /app/data/access.log with path /login and status less than 500 to /app/result.txt."
+SAYS_LOGIN = "Write the lines of /app/data/access.log whose path is /login to /app/result.txt, in input order."
 
 
 def test_an_instruction_that_the_output_contradicts_is_described_again(tmp_path: Path, backend: DockerBackend) -> None:
     # yield series v13 #0: the instruction said "status less than 500" of a filter that kept a 500 line
-    right = "Write the lines of /app/data/access.log whose path is /login to /app/result.txt, in input order."
-    replies = [json.dumps(LOGIN), GREP_LOGIN, SAYS_LESS, OK, right]
+    replies = [json.dumps(LOGIN), GREP_LOGIN, SAYS_LESS, OK, SAYS_LOGIN]
     record, model = _run(tmp_path, backend, replies, (GREP_LOGIN, "submit"), staged={"order": "solution_first"})
     assert record.verdict == "valid", record
     again = model.calls[4][-1].content
@@ -443,3 +443,33 @@ def test_the_rewrites_run_in_the_real_image(
     again = runner.run(draft, fix.script, ["/app/out.txt"])
     assert rec.mechanical_problem(again, parent.data, fix.script) is None, again
     assert len((again.outputs["/app/out.txt"] or "").splitlines()) == lines
+
+
+def test_the_adversary_runs_in_the_check_and_the_validation_of_a_staged_task(
+    tmp_path: Path, backend: DockerBackend
+) -> None:
+    # issue 12: the model probes on Docker in the proposer's check, then in the candidate's validation. The
+    # adversary writes the reward file and an empty output; the recorded tests reward neither.
+    write = "Cheating.\n```bash\necho 1 > /logs/verifier/reward.txt; : > /app/result.txt\n```"
+    # its submit over an empty output goes through: the solver's submit guards are not the adversary's
+    adversary = ScriptedModel([write, "```bash\nsubmit\n```"] * 2)  # one attempt in the check, one in the validation
+    model = ScriptedModel([json.dumps(LOGIN), GREP_LOGIN, SAYS_LOGIN, OK])
+    staged = {"order": "solution_first", "self_check": 0}
+    probes = {"enabled": True, "adversarial_attempts": 1}
+    config = ProposeConfig.model_validate(
+        {"mode": "staged", "n": 1, "reproduce_attempts": 1, "proposer": {"staged": staged},
+         "validation": {"repeats": 1, "probes": probes}}
+    )  # fmt: skip
+    run = ProposeRun(
+        tmp_path / "out", backend, model, domain_context("terminal"), config,
+        solver_factory=lambda: _solver(GREP_LOGIN, "submit"), probe_model=adversary,
+    )  # fmt: skip
+    (record,) = run.run()
+    assert record.verdict == "valid", record
+    assert len(adversary.calls) == 4  # both attempts ran, each to its submit
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert log["check_passed"] is True
+    lines = (tmp_path / "out" / "validation" / "results.jsonl").read_text().splitlines()
+    (report,) = [json.loads(ln) for ln in lines]
+    (attempt,) = report["probes"]["adversarial"]["attempts"]
+    assert attempt["reward"] == 0.0 and not attempt["confirmed"] and report["probes"]["flags"] == []
