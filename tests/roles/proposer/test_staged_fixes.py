@@ -14,6 +14,7 @@ from autoenvscaling.roles.proposer.staged.fixes import (
     gz_as_text,
     misread_field,
     near_miss_paths,
+    piped_into_zcat,
     shell_fix,
     unmatched_grep,
 )
@@ -193,3 +194,26 @@ def test_an_awk_test_on_a_field_that_another_field_passes_is_found(
 ) -> None:
     lines = '10.0.0.1 - - [x] "GET /index.html HTTP/1.1" 200 5\n10.0.0.2 - - [x] "GET /admin HTTP/1.1" 404 7\n'
     assert misread_field(script, {"/app/a.log": lines}) == misread
+
+
+@pytest.mark.parametrize(
+    ("script", "fixed"),
+    [
+        # zcat reads its own file, not the pipe: the two plain logs never reached the output
+        (
+            f"cat {LOGS[0]} {LOGS[1]} | zcat {LOGS[2]} | awk '$9 >= 400' > /app/r",
+            f"zcat -f {LOGS[0]} {LOGS[1]} {LOGS[2]} | awk '$9 >= 400' > /app/r",
+        ),
+        (f"cat {LOGS[0]} | gunzip -c {LOGS[2]} > /app/r", f"zcat -f {LOGS[0]} {LOGS[2]} > /app/r"),
+        # v15 #1's script: the pipeline goes on after a line continuation
+        (f"cat {LOGS[0]} | zcat {LOGS[2]} \\\n  | sort > /app/r", f"zcat -f {LOGS[0]} {LOGS[2]} \\\n  | sort > /app/r"),
+        (f"cat {LOGS[2]} | zcat | sort > /app/r", None),  # zcat of the pipe: it reads what cat sends
+        (f"cat -n {LOGS[0]} | zcat {LOGS[2]} > /app/r", None),  # an option of cat's would be lost
+    ],
+)
+def test_cat_piped_into_a_zcat_of_a_file_is_one_zcat(script: str, fixed: str | None) -> None:
+    assert piped_into_zcat(script) == (fixed or script)
+    fix = shell_fix(script, None, _run(), LOGS)  # the run failed no guard: the output just lacks lines
+    assert ("cat-zcat" in fix.name.split("+") if fix else False) is (fixed is not None)
+    if fixed:
+        assert fix is not None and fix.script == fixed

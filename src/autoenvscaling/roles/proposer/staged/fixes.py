@@ -14,6 +14,8 @@ call is spent. The pitfalls (7 of the 28 staged episodes of yield series v10 and
   whole lines (the ``o`` option dropped).
 - ``grep-E``  a basic-regex grep whose quoted pattern has an alternation (``grep -v '404|500'``: ``|`` is a plain
   character there, so the filter matched nothing; ``output-copies-input``, an empty output): ``grep -E``.
+- ``cat-zcat`` ``cat a b | zcat c.gz``: zcat reads its own files, not the pipe, so ``a`` and ``b`` are dropped
+  with no failure: ``zcat -f a b c.gz``.
 - ``path``    the script reads an input path that does not exist, and one input's path is a near miss of it,
   clearly nearer than any other input's (``access.log.2gz`` for ``access.log.2.gz``): the input's path.
 """
@@ -171,6 +173,27 @@ def gz_as_text(script: str) -> str:
     return _segments(script, _GZ_PATH, decompress)
 
 
+# ``cat FILES | zcat FILES``: a decompressor given files never reads its stdin, so the cat's files are dropped.
+_CAT_INTO_ZCAT = re.compile(
+    r"(?<![\w./-])(?:/usr/bin/|/bin/)?cat((?:[ \t]+[^\s|;&<>()]+)+)[ \t]*\|[ \t]*"
+    r"(?:zcat|gunzip[ \t]+-c|gzip[ \t]+-dc)((?:[ \t]+[^\s|;&<>()]+)+)"
+)
+
+
+def piped_into_zcat(script: str) -> str:
+    """``cat a b | zcat c.gz`` -> ``zcat -f a b c.gz``: zcat reads the files it is given, not the pipe, so the
+    lines of ``a`` and ``b`` never reached the output (yield series v16; the run fails no guard, and the
+    instruction names all three files). Only where the decompressor names a file of its own."""
+
+    def joined(m: re.Match[str]) -> str:
+        files = [w for w in m.group(2).split() if not w.startswith("-")]
+        if not files or any(w.startswith("-") for w in m.group(1).split()):
+            return m.group(0)
+        return "zcat -f" + m.group(1) + "".join(" " + f for f in files)
+
+    return _CAT_INTO_ZCAT.sub(joined, script)
+
+
 def missing_paths(stderr: str) -> list[str]:
     """The paths ``stderr`` reports missing (``cat: /app/x: No such file or directory``), each once, in order."""
     return list(dict.fromkeys(_MISSING.findall(stderr)))
@@ -274,10 +297,11 @@ def shell_fix(script: str, problem: tuple[str, str] | None, run: rec.SolutionRun
 
     A run with no failed guard is repaired only when the script reads a .gz input as text: grep skips the
     compressed file (saying "binary file matches" only when its bytes happen to match), and the output lacks its
-    lines though the instruction will name it (yield series v12: ``grep 'PUT ...' a b c.gz | awk ...``).
+    lines though the instruction will name it (yield series v12: ``grep 'PUT ...' a b c.gz | awk ...``); or when
+    it pipes cat into a zcat of another file, which drops the cat's files the same way.
     """
-    gz = _reads_gz_as_text(script)
-    if problem is None and not gz:
+    dropped = piped_into_zcat(script) != script
+    if problem is None and not (dropped or _reads_gz_as_text(script)):
         return None
     check = problem[0] if problem else ""
     names: list[str] = []
@@ -288,6 +312,10 @@ def shell_fix(script: str, problem: tuple[str, str] | None, run: rec.SolutionRun
         if replaced:
             names.append("path")
             details += [f"{a} -> {b}" for a, b in replaced.items()]
+    if dropped:
+        fixed = piped_into_zcat(fixed)
+        names.append("cat-zcat")
+        details.append("cat a | zcat b.gz drops a (zcat reads its files, not the pipe): zcat -f a b.gz")
     if (problem is None or check in _GZ_SIGNS) and _reads_gz_as_text(fixed):
         fixed = gz_as_text(fixed)
         names.append("gz")
