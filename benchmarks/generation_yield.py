@@ -1,6 +1,8 @@
 """Generation yield: four proposer arms, paired, on the same model, resumable across invocations.
 
-Arms (episode ``i`` of every arm uses the same digest finding and the same parent task):
+Arms (episode ``i`` of every arm uses the same digest finding and the same parent task; the parent is the one
+whose children were accepted most often in the lead arm's earlier episodes, ``parents.parent_schedule``; the lead
+arm is A1 when it runs):
 
     P0  prompt           one call writes every file (hand-written tests), as before
     P1  prompt-recorded  one call under the staged schema, then the same recorded-expectations step
@@ -52,7 +54,8 @@ from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.novelty import grading_text, instruction_text, similarity
 from autoenvscaling.roles.proposer.records import Mode, ProposalRecord
-from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+from autoenvscaling.roles.proposer.run import STAGED_MODES, ProposeConfig, ProposeRun
+from autoenvscaling.roles.proposer.staged.parents import parent_history
 from autoenvscaling.roles.solver_factory import solver_agents
 from autoenvscaling.roles.tuning import tune_roles
 from autoenvscaling.sandbox.registry import get_backend
@@ -257,6 +260,9 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
             f"{f(s['hosted_cost_per_valid_usd'], '{:.5f}')} | {top} |"
         )
     for a in arms:
+        if line := parents_line(by_arm[a], a):
+            print(f"{a} by parent (accepted/proposed): {line}")
+    for a in arms:
         lo_cost, hi_cost = stats[a]["hosted_cost_per_valid_ci95"]
         if lo_cost is not None:
             print(
@@ -352,7 +358,24 @@ def recover_items(args: argparse.Namespace, arms: list[str], items: list[Item], 
     print(f"recovered {len(recovered)} item(s): {', '.join(recovered) or '-'}")
 
 
+def lead_history(items: list[Item], arms: list[str], index: int) -> dict[str, tuple[int, int]]:
+    """The parents' record so far: the children proposed and accepted in the lead arm's episodes before
+    ``index`` (the lead arm: A1 when it runs, else the first arm that starts from parents; none: no history,
+    parents in turn)."""
+    lead = "A1" if "A1" in arms else next((a for a in arms if ARMS[a] in STAGED_MODES), None)
+    return parent_history(
+        it.record for it in sorted(items, key=lambda it: it.index) if it.arm == lead and it.index < index
+    )
+
+
+def parents_line(items: list[Item], arm: str) -> str:
+    """``parent proposed/accepted`` for each parent the arm's episodes started from."""
+    history = parent_history(it.record for it in items if it.arm == arm)
+    return ", ".join(f"{name} {accepted}/{tried}" for name, (tried, accepted) in sorted(history.items()))
+
+
 def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], items_path: Path) -> None:
+    items = list(items)
     done = {(i.arm, i.index) for i in items}
     todo = [(i, a) for i in range(args.n) for a in arms if (a, i) not in done]
     if not todo:
@@ -385,6 +408,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 validation=ValidationConfig(repeats=args.repeats),
                 reproduce_attempts=args.reproduce,
                 solver=blind_loop,
+                parent_history=lead_history(items, arms, i),
             )
             cpu0, t0 = _cpu(), time.perf_counter()
             try:
@@ -409,10 +433,12 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
             )
             with items_path.open("a", encoding="utf-8") as f:
                 f.write(item.model_dump_json() + "\n")
+            items.append(item)
             why = ", ".join(record.failed_checks) or "-"
             print(
-                f"[{k}/{len(todo)}] {arm} #{i}: {record.verdict} ({why}) {item.wall_sec:.0f}s "
-                f"oneshot={record.validation.reproduce_oneshots} blind={record.validation.reproduce_rewards}",
+                f"[{k}/{len(todo)}] {arm} #{i} from {record.parent or '-'}: {record.verdict} ({why}) "
+                f"{item.wall_sec:.0f}s oneshot={record.validation.reproduce_oneshots} "
+                f"blind={record.validation.reproduce_rewards}",
                 flush=True,
             )
 

@@ -26,6 +26,7 @@ from autoenvscaling.pool.models import EnvStatus
 from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
 from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduction_attempts
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+from autoenvscaling.roles.proposer.staged.parents import parent_history
 from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.remote_solver import RemoteModel
 from autoenvscaling.roles.tuning import resolve_mode, tune_solver
@@ -60,6 +61,16 @@ def _parents(ctx: RoundContext, domain: str) -> list[Path]:
     return [e.path for e in reversed(entries)]
 
 
+def _parent_history(ctx: RoundContext, domain: str) -> dict[str, tuple[int, int]]:
+    """Per parent, the domain's children proposed and accepted (valid, reproduced) in the earlier rounds."""
+    records: list[ProposalRecord] = []
+    for n in range(1, ctx.n):
+        done = ctx.paths.stage_dir(n, "validate") / domain / "records.json"
+        if done.is_file():
+            records += _RECORDS.validate_json(done.read_bytes())
+    return parent_history(records)
+
+
 @contextlib.contextmanager
 def _probe_model(ctx: RoundContext, *, remote: bool = False) -> Iterator[Model | None]:
     """The model of the judge and the adversarial solver for one stage: ``models.probes``, else the round's solver
@@ -90,6 +101,7 @@ def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None, doma
             repeats=cfg.counts.validation_repeats, probes=ProbeConfig.model_validate(cfg.probes.model_dump())
         ),
         parents=_parents(ctx, domain),
+        parent_history=_parent_history(ctx, domain),
         reproduce_attempts=cfg.counts.reproduce_attempts,
         reproduce_one_shots=cfg.counts.reproduce_one_shots,
         solver=cfg.solver,

@@ -60,3 +60,22 @@ def test_items_missing_from_the_log_are_recovered_from_the_run_dir(bench: Module
     assert items[1].cpu_sec is None and items[1].wall_sec == 42.0 and items[1].code == "abc1234"
     stats = bench.arm_stats(items[1:], "gpt-4.1-mini", 0.8)
     assert stats["cpu_unknown_items"] == 1 and stats["cpu_per_valid_sec"] is None
+
+
+def test_every_arm_takes_the_parent_the_lead_arms_earlier_items_chose(bench: ModuleType) -> None:
+    from autoenvscaling.roles.proposer.records import GenerationStats, ProposalRecord, ValidationStats
+
+    def item(arm: str, i: int, parent: str, verdict: str) -> object:
+        record = ProposalRecord(id=f"x-{i}", mode="staged", domain="terminal", episode_dir="/x", candidate_dir=None,
+                                verdict=verdict, generation=GenerationStats(), validation=ValidationStats(),
+                                parent=parent)  # fmt: skip
+        return bench.Item(arm=arm, index=i, record=record, cpu_sec=1.0, wall_sec=1.0)
+
+    items = [item("A1", 0, "a", "valid"), item("P1", 0, "a", "no-candidate"), item("A1", 1, "b", "invalid"),
+             item("P1", 1, "b", "valid"), item("A1", 2, "a", "invalid")]  # fmt: skip
+    # A1 leads whichever order the arms run in
+    assert bench.lead_history(items, ["P1", "A1"], 2) == {"a": (1, 1), "b": (1, 0)}
+    assert bench.lead_history(items, ["A1", "P1"], 0) == {}
+    assert bench.lead_history(items, ["P1"], 2) == {"a": (1, 0), "b": (1, 1)}  # without A1, P1 leads
+    assert bench.lead_history(items, ["P0"], 2) == {}  # no arm starts from parents: no history
+    assert bench.parents_line(items, "A1") == "a 1/2, b 0/1"

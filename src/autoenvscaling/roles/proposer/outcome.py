@@ -80,6 +80,7 @@ def proposal_record(
         failed_checks=gen.failed_checks or ["generation-error" if gen.error else NO_CANDIDATE],
         generation=stats,
         validation=ValidationStats(),
+        parent=gen.parent,
     )
     if gen.candidate_dir is None or report is None:
         return record

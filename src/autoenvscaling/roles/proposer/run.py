@@ -51,7 +51,13 @@ from autoenvscaling.roles.proposer.records import (
 from autoenvscaling.roles.proposer.reproduce import Reproduction, Reproductions
 from autoenvscaling.roles.proposer.staged.flow import run_staged_episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
-from autoenvscaling.roles.proposer.staged.parents import Parent, parent_candidates, second_parent, worked_example
+from autoenvscaling.roles.proposer.staged.parents import (
+    Parent,
+    parent_candidates,
+    parent_schedule,
+    second_parent,
+    worked_example,
+)
 from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import findings_from_digest
 from autoenvscaling.roles.proposer.workshop import START_NAME, TEMPLATE_DIR
@@ -83,6 +89,11 @@ class ProposeConfig(BaseModel):
     )
     examples_chars: int = Field(default=16000, ge=0, description="prompt-only: characters of inlined examples")
     parents: list[Path] = Field(default_factory=list, description="staged: pool environments to mutate, newest first")
+    parent_history: dict[str, tuple[int, int]] = Field(
+        default_factory=dict,
+        description="staged: per parent name, children proposed and accepted before this run (earlier rounds or "
+        "items); each episode starts from the parent whose children were accepted most often (parents.py)",
+    )
     reproduce_attempts: int = Field(
         default=3, ge=0, description="blind solver attempts for recorded expectations (0: accept unreproduced)"
     )
@@ -139,6 +150,7 @@ class ProposeRun:
         self.log = ResultsLog(out_dir / "results.jsonl", ProposalRecord)
         self.generations = ResultsLog(out_dir / "generations.jsonl", GenerationResult)
         self._parents: list[Parent] | None = None
+        self._schedule: list[int] | None = None
 
     @property
     def run_id(self) -> str:
@@ -152,6 +164,13 @@ class ProposeRun:
                 self.domain, self.config.parents, self.config.proposer.staged.max_parent_solution_lines
             )
         return self._parents
+
+    @property
+    def schedule(self) -> list[int]:
+        """The parent (an index into ``parents``) of each of this run's episodes, in order."""
+        if self._schedule is None:
+            self._schedule = parent_schedule(self.parents, self.config.parent_history, self.config.n)
+        return self._schedule
 
     def references(self, gen: GenerationResult) -> list[Path]:
         """What a candidate must not copy: the examples, and what its episode started from."""
@@ -195,11 +214,12 @@ class ProposeRun:
                 episode_dir=str(episode_dir),
                 error=f"domain {self.domain.name}: no parent task to start from (no worked example, examples or pool)",
             )
-        parent = self.parents[i % len(self.parents)]
+        chosen = self.schedule[i - self.config.first_index]
+        parent = self.parents[chosen]
         ctx = StagedContext(
             domain=self.domain,
             parent=parent,
-            second=second_parent(self.parents, i),
+            second=second_parent(self.parents, chosen),
             findings=findings,
             references=self.references(GenerationResult(id=gid, mode=self.config.mode, episode_dir="")),
             novelty_threshold=self.config.proposer.novelty_threshold,
@@ -208,7 +228,7 @@ class ProposeRun:
             model_probes=self.model_probes,
         )
         episode = run_staged_episode if self.config.mode == "staged" else propose_oneshot_recorded
-        return episode(
+        result = episode(
             self.model,
             self.backend,
             ctx,
@@ -217,6 +237,7 @@ class ProposeRun:
             task_id=gid,
             config=self.config.proposer.staged,
         )
+        return result if result.parent else result.model_copy(update={"parent": parent.name})
 
     def gid(self, i: int) -> str:
         """Episode ``i``'s id: its dirs' name, its candidate's task name and its records' key."""

@@ -1,0 +1,86 @@
+"""Which parent each staged episode starts from (``parents.parent_schedule``): in turn without a history, else
+the one whose children were accepted most often; the record names it, and the run's history carries it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from combine_parents import make_parent
+
+from autoenvscaling.llm.scripted import ScriptedModel
+from autoenvscaling.roles.proposer.domain import DomainContext
+from autoenvscaling.roles.proposer.records import GenerationStats, ProposalRecord, ValidationStats
+from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
+from autoenvscaling.roles.proposer.staged.parents import Parent, load_parent, parent_history, parent_schedule
+from autoenvscaling.sandbox.fake import FakeBackend
+
+
+def _parents(tmp: Path, *names: str) -> list[Parent]:
+    loaded = [load_parent(make_parent(tmp, n)) for n in names]
+    assert all(p is not None for p in loaded)
+    return [p for p in loaded if p is not None]
+
+
+def _record(parent: str | None, verdict: str) -> ProposalRecord:
+    return ProposalRecord(id="x", mode="staged", domain="terminal", episode_dir="/x", candidate_dir=None,
+                          verdict=verdict, generation=GenerationStats(), validation=ValidationStats(),
+                          parent=parent)  # fmt: skip
+
+
+def test_without_a_history_the_parents_are_taken_in_turn(tmp_path: Path) -> None:
+    parents = _parents(tmp_path, "a", "b", "c")
+    assert parent_schedule(parents, {}, 7) == [0, 1, 2, 0, 1, 2, 0]
+    assert parent_schedule([], {}, 0) == []
+
+
+def test_the_parent_whose_children_were_accepted_most_often_goes_first(tmp_path: Path) -> None:
+    parents = _parents(tmp_path, "a", "b", "c")
+    # v13-v16's staged arm: 0 of 20 from a, 6 of 15 from b, c never tried
+    history = {"a": (20, 0), "b": (15, 6)}
+    # c (untried: 1/2) first, then b (7/17) until its pending tries bring it under c's 1/3 after one failure
+    assert parent_schedule(parents, history, 4) == [2, 1, 1, 1]
+    # a tie goes to the less tried parent: b and c at 1/2, c never tried
+    assert parent_schedule(parents, {"b": (2, 1)}, 2) == [0, 2]
+
+
+def test_the_history_counts_accepted_children_and_skips_infrastructure_errors() -> None:
+    records = [_record("a", "valid"), _record("a", "invalid"), _record("b", "no-candidate"),
+               _record("b", "error"), _record(None, "valid")]  # fmt: skip
+    assert parent_history(records) == {"a": (2, 1), "b": (1, 0)}
+
+
+def test_a_run_starts_each_episode_from_its_scheduled_parent_and_records_it(
+    tmp_path: Path, terminal_domain: DomainContext
+) -> None:
+    pool = [make_parent(tmp_path / "pool", n) for n in ("first", "second")]
+    config = ProposeConfig(mode="staged", n=3, parents=pool, parent_history={"first": (4, 0), "second": (4, 3)})
+    model = ScriptedModel(["not an idea"] * 12)  # every episode ends at its idea: no Docker work
+    run = ProposeRun(tmp_path / "out", FakeBackend(), model, terminal_domain, config)
+    results = run.generate()
+    names = [p.name for p in run.parents]
+    assert names[:2] == ["first", "second"] and "worked-example" in names
+    # second (4/6, then 4/7) twice; at 4/8 it ties with the untried worked example (1/2), the less tried one
+    assert [g.parent for g in results] == ["second", "second", "worked-example"]
+    assert all(g.failed_checks == ["idea-unparseable"] for g in results)
+    records = run.validate(results)
+    assert parent_history(records) == {"second": (2, 0), "worked-example": (1, 0)}
+
+
+def test_a_flywheel_round_takes_the_history_of_the_rounds_before_it(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from pydantic import TypeAdapter
+
+    from autoenvscaling.flywheel.layout import RunPaths
+    from autoenvscaling.flywheel.stages_propose import _parent_history
+
+    paths = RunPaths(tmp_path / "run")
+    rounds = {1: [_record("a", "valid"), _record("b", "invalid")], 2: [_record("a", "invalid")],
+              3: [_record("b", "valid")]}  # fmt: skip
+    for n, records in rounds.items():
+        done = paths.stage_dir(n, "validate") / "terminal" / "records.json"
+        done.parent.mkdir(parents=True)
+        done.write_bytes(TypeAdapter(list[ProposalRecord]).dump_json(records))
+    ctx = SimpleNamespace(n=3, paths=paths)  # round 3's own records are not its history
+    assert _parent_history(ctx, "terminal") == {"a": (2, 1), "b": (1, 0)}  # type: ignore[arg-type]
+    assert _parent_history(ctx, "swe") == {}  # type: ignore[arg-type]
