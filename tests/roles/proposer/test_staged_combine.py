@@ -308,3 +308,28 @@ def test_the_paths_an_idea_names_decide_which_task_it_is_about(tmp_path: Path, c
                   first, second)  # fmt: skip
     assert ep.ask_idea()
     assert ep.ctx.parent.name == parent
+
+
+def test_a_retry_that_resends_the_failed_script_takes_a_fresh_sample(tmp_path: Path) -> None:
+    # v13-v18: 13 of 43 solution replies after the first were the script before them, unchanged
+    ep = _episode(tmp_path, ScriptedModel([]), _worked(), None)
+    failed = "grep '^404' /app/data/access.log > /app/result.txt\n"
+    for attempt, replies, calls_expected in (
+        (
+            2,
+            [failed.strip(), "awk '$4 == 404' /app/data/access.log > /app/result.txt"],
+            [(failed, "it failed"), ("", "")],
+        ),
+        (3, [failed], [("", ""), ("", "")]),  # a fresh sample that is the failed script again: one more
+        (2, ["grep ' 404$' /app/data/access.log > /app/result.txt"], [(failed, "it failed")]),  # changed: kept
+    ):
+        ep.files.solve_sh, calls = failed, []
+        answers = iter([*replies, "awk '$4 == 404' /app/data/access.log > /app/result.txt"])
+
+        def ask(previous: str = "", problem: str = "", calls: list = calls, answers=answers) -> None:  # type: ignore[no-untyped-def]
+            calls.append((previous, problem))
+            ep.files.solve_sh = next(answers)
+
+        ep.retry(ask, attempt, "it failed")
+        assert calls == calls_expected
+        assert ep.files.solve_sh.strip() != failed.strip()

@@ -369,10 +369,17 @@ class Episode:
         return text, None
 
     def retry(self, ask: Callable[..., None], attempt: int, problem: str) -> None:
-        """Alternate a repair (error shown) with a fresh sample: small models often repeat a broken script."""
+        """Alternate a repair (error shown) with a fresh sample: small models often repeat a broken script. A
+        reply that is the failed script again is replaced by one fresh sample (in yield series v13-v18, 13 of the
+        staged arm's 43 solution replies after the first were the script before them, unchanged: a wasted call
+        and a run whose failure was already known)."""
+        failed = self.files.solve_sh
         if attempt % 2 == 0:
-            ask(self.files.solve_sh, problem)
+            ask(failed, problem)
         else:
+            ask()
+        if self.files.solve_sh.strip() == failed.strip():
+            self.caller.note("solution", "the reply is the failed script again: a fresh sample instead")
             ask()
 
     def ask_solution_first(self, previous: str = "", problem: str = "") -> None:
