@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from combine_parents import make_parent
 
 from autoenvscaling.llm.scripted import ScriptedModel
-from autoenvscaling.roles.proposer.domain import DomainContext
+from autoenvscaling.roles.proposer.domain import DomainContext, domain_context
 from autoenvscaling.roles.proposer.records import GenerationStats, ProposalRecord, ValidationStats
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
 from autoenvscaling.roles.proposer.staged.parents import Parent, load_parent, parent_history, parent_schedule
@@ -84,3 +85,19 @@ def test_a_flywheel_round_takes_the_history_of_the_rounds_before_it(tmp_path: Pa
     ctx = SimpleNamespace(n=3, paths=paths)  # round 3's own records are not its history
     assert _parent_history(ctx, "terminal") == {"a": (2, 1), "b": (1, 0)}  # type: ignore[arg-type]
     assert _parent_history(ctx, "swe") == {}  # type: ignore[arg-type]
+
+
+def test_the_record_names_the_parent_the_episode_was_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An idea may build on the second parent instead (staged.json and the lineage say so); the schedule counts the
+    # parent given, else one whose episodes always switch stays untried and is scheduled again and again (v18).
+    from autoenvscaling.roles.proposer import run as run_module
+    from autoenvscaling.roles.proposer.records import GenerationResult
+
+    def switched(*_a: object, episode_dir: Path, task_id: str, **_k: object) -> GenerationResult:
+        return GenerationResult(id=task_id, mode="staged", episode_dir=str(episode_dir), parent="log-error-summary")
+
+    monkeypatch.setattr(run_module, "run_staged_episode", switched)
+    config = ProposeConfig(mode="staged", n=2)
+    domain = domain_context("terminal")  # the pack's parents: the worked example, then the short examples
+    results = ProposeRun(tmp_path / "out", FakeBackend(), ScriptedModel([]), domain, config).generate()
+    assert [g.parent for g in results] == ["worked-example", "audit-file-permissions"]

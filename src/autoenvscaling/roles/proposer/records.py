@@ -32,7 +32,7 @@ class GenerationResult(BaseModel):
     wall_sec: float = 0.0
     error: str | None = None
     failed_checks: list[str] = Field(default_factory=list)  # why there is no candidate, e.g. proposal-unparseable
-    parent: str | None = None  # staged arms: the parent task the episode started from
+    parent: str | None = None  # staged arms: the parent task the episode was given (parents.parent_schedule)
 
 
 class GenerationStats(BaseModel):
@@ -82,7 +82,7 @@ class ProposalRecord(BaseModel):
     failed_checks: list[str] = Field(default_factory=list)
     generation: GenerationStats
     validation: ValidationStats
-    parent: str | None = None  # staged arms: the parent task the episode started from
+    parent: str | None = None  # staged arms: the parent task the episode was given (parents.parent_schedule)
 
     @property
     def is_valid(self) -> bool:

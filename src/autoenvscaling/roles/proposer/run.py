@@ -237,7 +237,10 @@ class ProposeRun:
             task_id=gid,
             config=self.config.proposer.staged,
         )
-        return result if result.parent else result.model_copy(update={"parent": parent.name})
+        # The parent it was given, which the schedule counts (the idea may build on the second parent instead:
+        # staged.json and the child's lineage name the one used). Counting the one used kept a parent whose
+        # episodes always switched to their second parent untried, and so scheduled every other time (v18).
+        return result.model_copy(update={"parent": parent.name})
 
     def gid(self, i: int) -> str:
         """Episode ``i``'s id: its dirs' name, its candidate's task name and its records' key."""

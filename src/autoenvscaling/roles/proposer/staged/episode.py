@@ -421,7 +421,6 @@ class Episode:
         result.tries_used = self.log.solution_attempts
         result.checks_used = int(self.log.check_passed is not None)
         result.wall_sec = time.perf_counter() - started
-        result.parent = self.log.parent  # the idea may have made the second parent the parent
         (self.episode_dir / "staged.json").write_text(self.log.model_dump_json(indent=2), encoding="utf-8")
         self.recorder.finish(
             exit_reason=result.exit_reason,
