@@ -101,7 +101,6 @@ def _propose_config(ctx: RoundContext, n: int, digest: DigestOutput | None, doma
             repeats=cfg.counts.validation_repeats, probes=ProbeConfig.model_validate(cfg.probes.model_dump())
         ),
         parents=_parents(ctx, domain),
-        parent_history=_parent_history(ctx, domain),
         reproduce_attempts=cfg.counts.reproduce_attempts,
         reproduce_one_shots=cfg.counts.reproduce_one_shots,
         solver=cfg.solver,
@@ -136,7 +135,8 @@ def _propose_domain(
     # A killed propose stage starts over: an episode's draws depend on the episodes before it in the process (a
     # scripted proposer takes its rules' variants in turn), so keeping some would change the others' proposals.
     fresh_dir(out)
-    config = _propose_config(ctx, n, digest, domain)
+    # The parents' record is read here only: the validate stage's config schedules no episode.
+    config = _propose_config(ctx, n, digest, domain).model_copy(update={"parent_history": _parent_history(ctx, domain)})
     run = ProposeRun(out, ctx.backend, model, ctx.domains[domain], config, probe_model=probe_model)
 
     def on_generated(g: GenerationResult) -> None:

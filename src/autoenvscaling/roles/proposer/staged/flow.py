@@ -198,15 +198,14 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
         ep.runner, draft, ep.files.solve_sh, {ep.output: ep.compare}, ep.inputs
     )
     failure: tuple[str, str] | None = None
-    if recording.ok and (leak := answer_in_instruction(ep.files.instruction, recording.outputs)):
-        cut = without_quoted_output(ep.files.instruction, recording.outputs)
-        if cut is not None:
-            ep.files.instruction = cut
-            ep.log.quotes_cut = True
-            ep.caller.note(stage, f"{leak}: those lines were cut from it")
+    leak = answer_in_instruction(ep.files.instruction, recording.outputs) if recording.ok else None
+    if leak and (cut := without_quoted_output(ep.files.instruction, recording.outputs)) is not None:
+        ep.files.instruction, ep.log.quotes_cut = cut, True  # a cut instruction gives nothing away
+        ep.caller.note(stage, f"{leak}: those lines were cut from it")
+        leak = None
     if not recording.ok:
         failure = (recording.check or "record", recording.detail)
-    elif leak := answer_in_instruction(ep.files.instruction, recording.outputs):
+    elif leak:
         failure = (ANSWER_IN_INSTRUCTION, leak)
     elif given := solution_in_instruction(ep.files.instruction, ep.files.solve_sh):
         failure = (SOLUTION_IN_INSTRUCTION, given)
