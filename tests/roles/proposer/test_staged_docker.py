@@ -236,6 +236,22 @@ def test_an_instruction_that_the_output_contradicts_is_described_again(tmp_path:
     assert (Path(record.candidate_dir or "") / "instruction.md").read_text().startswith("Write the lines")
 
 
+@pytest.mark.parametrize("second", ["plain", "recipe"])
+def test_an_instruction_that_says_how_is_asked_again_or_cut(
+    tmp_path: Path, backend: DockerBackend, second: str
+) -> None:
+    # yield series v19 A1 #1: "Use the `grep` command to search for lines containing ...", and the blind solver
+    # followed the recipe
+    recipe = f"{SAYS_LOGIN}\n\n### How\n- Use the `grep` command to find the lines holding login.\n"
+    replies = [json.dumps(LOGIN), GREP_LOGIN, recipe, SAYS_LOGIN if second == "plain" else recipe, OK]
+    record, model = _run(tmp_path, backend, replies, (GREP_LOGIN, "submit"), staged={"order": "solution_first"})
+    assert record.verdict == "valid", record
+    assert "Your previous instruction named commands (grep)" in model.calls[3][-1].content
+    instruction = (Path(record.candidate_dir or "") / "instruction.md").read_text()
+    assert instruction.startswith(SAYS_LOGIN) and "grep" not in instruction and "### How" not in instruction
+    assert json.loads((Path(record.episode_dir) / "staged.json").read_text())["how_cut"] is (second == "recipe")
+
+
 def test_a_file_the_image_does_not_hold_is_described_away_or_noted(tmp_path: Path, backend: DockerBackend) -> None:
     # yield series v13 #9: the instruction named a .gz log that was never made
     phantom = "Write the lines of /app/data/access.log and /app/data/access.log.gz about /login to /app/result.txt."

@@ -116,6 +116,7 @@ class StageCaller:
         self.calls = 0
         self.usage = Usage()
         self.started = time.perf_counter()
+        self.cut = False  # the last reply ended at its token cap
         recorder.add_step("system", system)
 
     def ask(
@@ -140,6 +141,7 @@ class StageCaller:
             sampling=Sampling(max_tokens=max_tokens, temperature=self.sampling.temperature),
         )
         self.usage = self.usage + response.usage
+        self.cut = response.finish_reason == "length"
         self.recorder.add_step(
             "agent",
             response.content,

@@ -174,13 +174,14 @@ def _number(field: str) -> bool:
 def contradiction(instruction: str, output: str, inputs: dict[str, str], compare: str = "exact") -> str | None:
     """The first way the output contradicts what the instruction states: a comparison (``claim_violation``), an
     order (``order_violation``), lines it says to remove (``removal_violation``), status codes it names
-    (``value_violation``) or a sort (``sort_violation``;
+    (``value_violation``), an input line it says the output holds (``quote_violation``) or a sort (``sort_violation``;
     not where the tests compare ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
         or order_violation(instruction, output, inputs)
         or removal_violation(instruction, output, inputs)
         or value_violation(instruction, output, inputs)
+        or quote_violation(instruction, output, inputs)
         or (sort_violation(instruction, output) if compare != "sorted_lines" else None)
     )
 
@@ -209,6 +210,34 @@ def value_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
             bad = next((ln for ln in lines if not codes & set(ln.split())), None)
             if bad is not None:
                 return f'the instruction says "{m.group(0)}", but the output line `{bad}` holds none of them'
+    return None
+
+
+_SAYS_HOLDS = re.compile(r"\b(?:start|begin|contain|include|hold|consist|read)s?\b|\bwill be\b|\bfollowed by\b")
+_SHAPE = re.compile(r"\b(?:format|like|looks?|such as|e\.g\.|example|form|shape|similar)\b")
+_BACKTICKED = re.compile(r"`([^`\n]{8,})`")
+
+
+def quote_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why the output lacks an input line the instruction says it holds, or None: a plain sentence about the
+    output (no negation, no removal, no word of format or example) says it starts with, holds or contains a
+    quoted whole input line, and no output line holds that line (yield series v19 A1 #1: "The output file will
+    start with the first line of the input file, which is `10.0.0.1 GET /index.html 200`", of a ``grep 500``
+    that kept one other line)."""
+    known = {ln for text in inputs.values() for ln in normalized(text)}
+    lines = [ln for ln in normalized(output) if ln]
+    if not lines:
+        return None
+    for sentence in _SENTENCE.split(instruction):
+        lower = sentence.lower()
+        if not re.search(r"\b(?:output|result)\b", lower) or not _SAYS_HOLDS.search(lower):
+            continue
+        if _NOT.search(lower) or _REMOVE.search(lower) or _FILTER_OUT.search(sentence) or _SHAPE.search(lower):
+            continue
+        for q in _BACKTICKED.finditer(sentence):
+            quoted = " ".join(q.group(1).split())
+            if quoted in known and not any(quoted in ln for ln in lines):
+                return f"the instruction says the output holds `{quoted}`, an input line it does not hold"
     return None
 
 

@@ -41,7 +41,12 @@ from autoenvscaling.roles.proposer.staged.calls import StageCaller, fenced_or_pl
 from autoenvscaling.roles.proposer.staged.combine import Combination, plan_combination
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.fixes import shell_fix
-from autoenvscaling.roles.proposer.staged.giveaway import solution_in_instruction
+from autoenvscaling.roles.proposer.staged.giveaway import (
+    commands_named,
+    solution_in_instruction,
+    without_commands,
+    without_cut_tail,
+)
 from autoenvscaling.roles.proposer.staged.parents import Parent, about_second, head
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import (
@@ -272,16 +277,37 @@ class Episode:
         )
 
     def sample_instruction(self, template: str, **variables: Any) -> None:
-        """Up to two samples; a reply that is not prose falls back to the idea's sentence plus the paths."""
+        """Up to two samples; a reply that is not prose falls back to the idea's sentence plus the paths.
+
+        A reply cut at its token cap loses its unfinished end. One that names the script's programs (how, not
+        what: ``commands_named``) is asked again, told so; if the second names them too, the first reply with
+        those sentences cut that is still prose stands (``without_commands``)."""
         assert self.log.idea is not None
+        fallback = None
         for _ in range(2):
             reply = self.caller.ask(
                 "instruction", template, max_tokens=self.config.sampling.instruction_max_tokens, **variables
             )
             text = prose_of(reply).strip()
-            if looks_like_prose(text) and not solution_in_instruction(text, self.files.solve_sh):
-                self.files.instruction = ensure_output_named(text, self.output)
-                return
+            if self.caller.cut:
+                text = without_cut_tail(text)
+            if not looks_like_prose(text) or solution_in_instruction(text, self.files.solve_sh):
+                continue
+            if named := commands_named(text, self.files.solve_sh):
+                fallback = fallback or without_commands(text, self.files.solve_sh)
+                self.caller.note("instruction", f"the instruction says how ({', '.join(named)}), not what")
+                variables["problem"] = (
+                    f"{variables.get('problem') or ''} Your previous instruction named commands "
+                    f"({', '.join(named)}): say what {self.output} holds, not how to make it."
+                ).strip()
+                continue
+            self.files.instruction = ensure_output_named(text, self.output)
+            return
+        if fallback is not None:
+            self.log.how_cut = True
+            self.caller.note("instruction", "the sentences that say how were cut from the instruction")
+            self.files.instruction = ensure_output_named(fallback, self.output)
+            return
         inputs = list(self.input_heads())
         source = f"The input is {', '.join(inputs)}. " if inputs else ""
         self.files.instruction = f"{self.log.idea.change}\n{source}Write the result to {self.output}."

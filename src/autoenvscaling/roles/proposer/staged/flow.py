@@ -28,8 +28,10 @@ from autoenvscaling.roles.proposer.staged.episode import (
 )
 from autoenvscaling.roles.proposer.staged.giveaway import (
     answer_in_instruction,
+    commands_named,
     quoted_output_lines,
     solution_in_instruction,
+    without_commands,
     without_quoted_output,
 )
 from autoenvscaling.roles.proposer.staged.grading import matches
@@ -203,12 +205,19 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
         ep.files.instruction, ep.log.quotes_cut = cut, True  # a cut instruction gives nothing away
         ep.caller.note(stage, f"{leak}: those lines were cut from it")
         leak = None
+    named = commands_named(ep.files.instruction, ep.files.solve_sh) if recording.ok else []
+    if named and (plain := without_commands(ep.files.instruction, ep.files.solve_sh)) is not None:
+        ep.files.instruction, ep.log.how_cut = plain, True
+        ep.caller.note(stage, f"the instruction names the script's commands ({', '.join(named)}): those were cut")
+        named = []
     if not recording.ok:
         failure = (recording.check or "record", recording.detail)
     elif leak:
         failure = (ANSWER_IN_INSTRUCTION, leak)
     elif given := solution_in_instruction(ep.files.instruction, ep.files.solve_sh):
         failure = (SOLUTION_IN_INSTRUCTION, given)
+    elif named:
+        failure = (SOLUTION_IN_INSTRUCTION, f"the instruction names the script's commands ({', '.join(named)})")
     elif broken := contradiction(ep.files.instruction, recording.outputs.get(ep.output) or "", ep.inputs, ep.compare):
         failure = (INSTRUCTION_CONTRADICTS_OUTPUT, broken)
     if failure is None:

@@ -1,5 +1,6 @@
 """What gives a task away in its instruction: the recorded output copied into it (and the cut that removes
-copies a rule stands without), or a command of the solution."""
+copies a rule stands without), a command of the solution, or the programs it runs named as what to use (and
+the cut that removes the sentences that say how)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,109 @@ def solution_in_instruction(instruction: str, solve_sh: str) -> str | None:
 
 _PROGRAM = re.compile(r"'([^']+)'")
 _CODE_CHARS = re.compile(r"[$\\{}\[\]|;]|\bprint\b")
+
+
+# Programs whose names are no English words: named anywhere, they say how the output is made.
+_TOOLS = frozenset({"grep", "egrep", "fgrep", "zgrep", "awk", "gawk", "sed", "uniq", "zcat", "gunzip", "jq", "xargs"})
+# Programs whose names are also words ("sort the lines", "the head of the file"): only as code or as a command.
+_WORD_TOOLS = frozenset({"sort", "head", "tail", "cut", "join", "paste", "comm", "find", "tee", "cat", "tr", "wc"})
+_COMMAND_START = re.compile(r"(?:^|\||;|&&|\$\(|\(|\bthen\b|\bdo\b|\belse\b)\s*(?:sudo\s+)?([A-Za-z][\w.+-]*)")
+_OPTION = re.compile(r"`(--?[A-Za-z][\w-]*)`")
+_HOW = re.compile(r"\bredirect(?:s|ed|ing)?\b|\bpipe (?:it|them|the output)\b", re.IGNORECASE)
+
+
+def _programs(solve_sh: str) -> set[str]:
+    """The programs ``solve_sh`` runs: the first word of each command of each line."""
+    found: set[str] = set()
+    for line in solve_sh.splitlines():
+        line = line.split(" #")[0].strip()
+        if line and not line.startswith("#"):
+            found.update(m.group(1) for m in _COMMAND_START.finditer(_PROGRAM.sub("''", line)))
+    return found
+
+
+def commands_named(instruction: str, solve_sh: str) -> list[str]:
+    """The programs of ``solve_sh`` (and their options) that ``instruction`` names: how to make the output, where
+    an instruction says what the output holds. ``grep`` or ``awk`` anywhere, ``sort`` as code (`` `sort -n` ``) or
+    as "the sort command"; a quoted option the script passes (`` `-h` ``); "redirect the output" (yield series v13
+    #12, v16 #18, v19 #1: three of the eight instructions that were recorded and reproduced named the script's
+    ``grep`` or ``awk``, "Use the `grep` command to search for lines containing the string "500"", and the blind
+    solver followed the recipe)."""
+    named = []
+    for program in sorted(_programs(solve_sh)):
+        word = re.escape(program)
+        if program in _TOOLS:
+            pattern = rf"(?<![\w/.$-]){word}(?![\w-])"
+        elif program in _WORD_TOOLS:
+            pattern = (
+                rf"`{word}(?:\s[^`]*)?`|\b{word}\s+(?:command|utility|tool|program)\b"
+                rf"|\b(?:use|using|with|run|call)\s+(?:the\s+)?{word}\b"
+            )
+        else:
+            continue
+        if re.search(pattern, instruction):
+            named.append(program)
+    words = set(solve_sh.split())
+    named += [m.group(1) for m in _OPTION.finditer(instruction) if m.group(1) in words and m.group(1) not in named]
+    if how := _HOW.search(instruction):
+        named.append(how.group(0).lower())
+    return named
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s*(?:#+\s.*|\*\*[^*]+\*\*:?|[A-Z][\w ]{0,40}:)\s*$")
+
+
+def without_commands(instruction: str, solve_sh: str) -> str | None:
+    """The instruction without its sentences that name the solution's programs (``commands_named``), and without
+    the headings whose rows were all cut or that head nothing, when what is left is prose that names none; else
+    None."""
+    if not commands_named(instruction, solve_sh):
+        return None
+    rows: list[str | None] = []  # None: a row cut whole
+    for row in instruction.splitlines():
+        if not commands_named(row, solve_sh):
+            rows.append(row)
+            continue
+        marker = _MARKER.match(row)
+        lead = marker.group(0) if marker else ""
+        kept = [s for s in _SENTENCE_END.split(row[len(lead) :]) if not commands_named(s, solve_sh)]
+        rows.append(lead + " ".join(kept) if kept else None)
+    left = [row for i, row in enumerate(rows) if row is not None and not _heads_nothing(row, rows[i + 1 :])]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(left)).strip()
+    if not looks_like_prose(text) or commands_named(text, solve_sh):
+        return None
+    return text
+
+
+def _heads_nothing(row: str, below: list[str | None]) -> bool:
+    """Whether ``row`` is a heading whose section (up to a blank row after its text, or the next heading) was cut
+    whole, or that the next heading or the end follows."""
+    if not _HEADING.match(row):
+        return False
+    section: list[str | None] = []
+    for item in below:
+        if item is not None and (_HEADING.match(item) or (not item.strip() and section)):
+            break
+        if item is None or item.strip():
+            section.append(item)
+    return all(item is None for item in section)
+
+
+def without_cut_tail(text: str) -> str:
+    """A reply cut at its token cap, without the unfinished end: an unclosed code fence from its start, the last
+    line's words after its last full sentence (the whole line when it has none), and the headings and lead-ins
+    ("... as follows:") the cut left with nothing under them (yield series v13 #12 ended on a list item "4",
+    v16 #18 on "The `($4 >=")."""
+    if text.count("```") % 2:
+        text = text[: text.rindex("```")]
+    rows = text.rstrip().splitlines()
+    if rows and not rows[-1].rstrip().endswith((".", "!", "?", "`", '"', ")")):
+        last = rows.pop()
+        ends = [m.end() for m in re.finditer(r"[.!?](?=\s|$)", last)]
+        if ends and not _MARKER.fullmatch(last[: ends[-1]]):
+            rows.append(last[: ends[-1]])
+    while rows and (not rows[-1].strip() or _HEADING.match(rows[-1]) or rows[-1].rstrip().endswith(":")):
+        rows.pop()
+    return "\n".join(rows).strip()

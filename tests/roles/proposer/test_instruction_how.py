@@ -1,0 +1,102 @@
+"""An instruction says what the output holds, not how to make it: the solution's programs it names, the
+sentences that say how cut from it, a reply cut at its token cap, and an input line it claims for the output."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoenvscaling.roles.proposer.staged.claims import contradiction, quote_violation
+from autoenvscaling.roles.proposer.staged.giveaway import commands_named, without_commands, without_cut_tail
+
+GREP = "#!/bin/bash\ngrep '500' /app/data/access.log > /app/report.txt\n"
+PIPE = "#!/bin/bash\nzcat -f /app/logs/a.log /app/logs/b.gz | awk '{print $9}' | sort -n | uniq -c > /app/o.txt\n"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "script", "named"),
+    [
+        ("Use the `grep` command to search for lines containing 500.", GREP, ["grep"]),
+        ("Keep the lines whose status is 500, in input order.", GREP, []),
+        ("Redirect the output to /app/report.txt.", GREP, ["redirect"]),
+        ("With grep, keep the lines of /app/data/access.log.", "awk '$4 > 1' /app/x > /app/o", []),  # not its program
+        ("Count each status; the counts are sorted by status, as numbers.", PIPE, []),  # "sorted" is a word
+        ("Count each status with `sort -n` and `uniq -c`.", PIPE, ["sort", "uniq"]),
+        ("Use the sort command, then count each status.", PIPE, ["sort"]),
+        ("Read both logs (`-f` reads plain files too) and count each status.", PIPE, ["-f"]),
+        ("The unique statuses, one per line, from /app/logs/a.log.", PIPE, []),  # "unique" is no `uniq`
+        ("Read /app/logs/b.gz decompressed; zcat reads it.", PIPE, ["zcat"]),
+    ],
+)
+def test_the_solutions_programs_named_in_the_instruction(instruction: str, script: str, named: list[str]) -> None:
+    assert commands_named(instruction, script) == named
+
+
+# yield series v19 A1 #1, recorded and reproduced: the blind solver followed the recipe
+RECIPE = (
+    "To produce the file `/app/report.txt` containing only the lines where the status code is 500, from the input "
+    "file `/app/data/access.log`, keep them in input order.\n\n"
+    "### How to Solve\n"
+    '- Use the `grep` command to search for lines containing the string "500".\n'
+    "- Redirect the output to `/app/report.txt`.\n\n"
+    "Each line of the output is a whole input line. Use grep for it."
+)
+
+
+def test_the_sentences_that_say_how_are_cut_and_their_empty_heading_with_them() -> None:
+    assert without_commands(RECIPE, GREP) == (
+        "To produce the file `/app/report.txt` containing only the lines where the status code is 500, from the "
+        "input file `/app/data/access.log`, keep them in input order.\n\nEach line of the output is a whole input line."
+    )
+    assert without_commands("Keep the lines of status 500 in /app/report.txt, in order.", GREP) is None  # no how
+    # nothing but how: no prose is left to stand
+    assert without_commands("Use `grep` on /app/data/access.log. Redirect it to /app/report.txt.", GREP) is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        # v16 A1 #18 ended inside an explanation
+        (
+            "Keep the lines of status 400.\n**Explanation:**\n- The `awk` command is used.\n- The `($4 >=",
+            "Keep the lines of status 400.\n**Explanation:**\n- The `awk` command is used.",
+        ),
+        # v13 A1 #12 ended on a list item's number
+        (
+            "Keep the lines with 404.\n### How\n1. Read the file.\n4",
+            "Keep the lines with 404.\n### How\n1. Read the file.",
+        ),
+        ("Keep the lines with 404. They keep their order and the", "Keep the lines with 404."),
+        ("Keep the lines with 404.\nDo it as follows:\n```bash\ngrep 404 /app/x", "Keep the lines with 404."),
+        ("Keep the lines with 404.", "Keep the lines with 404."),
+    ],
+)
+def test_a_reply_cut_at_its_cap_loses_its_unfinished_end(reply: str, kept: str) -> None:
+    assert without_cut_tail(reply) == kept
+
+
+LOG = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "broken"),
+    [
+        # v19 A1 #1: the output of `grep 500` is the login line alone
+        (
+            "The output file will start with the first line of the input file, which is "
+            "`10.0.0.1 GET /index.html 200`.",
+            True,
+        ),
+        ("The output starts with `10.0.0.1 POST /login 500`.", False),  # it does
+        ("Each line of the output looks like `10.0.0.1 GET /index.html 200`.", False),  # a format, not a line of it
+        ("The output does not contain `10.0.0.1 GET /index.html 200`.", False),  # a negation
+        ("Remove `10.0.0.2 GET /missing 404` from the result.", False),  # a removal
+        ("The input starts with `10.0.0.1 GET /index.html 200`.", False),  # about the input
+    ],
+)
+def test_an_input_line_the_instruction_claims_for_the_output(instruction: str, broken: bool) -> None:
+    inputs = {"/app/data/access.log": LOG}
+    found = quote_violation(instruction, "10.0.0.1 POST /login 500\n", inputs)
+    assert (found is not None) is broken, found
+    assert contradiction(instruction, "10.0.0.1 POST /login 500\n", inputs) == found
+    if broken:
+        assert "`10.0.0.1 GET /index.html 200`" in str(found)
