@@ -52,10 +52,10 @@ from autoenvscaling.llm.cost import estimate_cost
 from autoenvscaling.llm.factory import open_model
 from autoenvscaling.roles.proposer.config import ProposerConfig
 from autoenvscaling.roles.proposer.domain import domain_context
-from autoenvscaling.roles.proposer.novelty import grading_text, instruction_text, similarity
+from autoenvscaling.roles.proposer.novelty import answer_key, grading_text, instruction_text, similarity
 from autoenvscaling.roles.proposer.records import Mode, ProposalRecord
 from autoenvscaling.roles.proposer.run import STAGED_MODES, ProposeConfig, ProposeRun
-from autoenvscaling.roles.proposer.staged.parents import parent_history
+from autoenvscaling.roles.proposer.staged.parents import children_made, parent_history
 from autoenvscaling.roles.solver_factory import solver_agents
 from autoenvscaling.roles.tuning import tune_roles
 from autoenvscaling.sandbox.registry import get_backend
@@ -74,6 +74,7 @@ class Item(BaseModel):
     wall_sec: float
     instruction: str = ""  # kept so "distinct" can be judged after the run dir is gone
     grading: str = ""
+    answer: str | None = None  # ``novelty.answer_key``: recorded outputs and environment paths (None: none)
     code: str = ""  # the commit the item ran on ("-dirty": with uncommitted changes); a report names every one
 
 
@@ -90,11 +91,19 @@ def code_version() -> str:
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def fingerprint(record: ProposalRecord) -> tuple[str, str]:
+def fingerprint(record: ProposalRecord) -> tuple[str, str, str | None]:
     if not record.candidate_dir or not Path(record.candidate_dir).is_dir():
-        return "", ""
+        return "", "", None
     cand = Path(record.candidate_dir)
-    return instruction_text(cand)[:4000], grading_text(cand)[:8000]
+    return instruction_text(cand)[:4000], grading_text(cand)[:8000], answer_key(cand)
+
+
+def _answer(item: Item) -> str | None:
+    """The item's answer key; for an item logged before keys were kept, read from its run dir when it is there."""
+    if item.answer is not None or not item.record.candidate_dir:
+        return item.answer
+    cand = Path(item.record.candidate_dir)
+    return answer_key(cand) if cand.is_dir() else None
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -137,13 +146,17 @@ def per_valid_interval(total: float, n: int, lo: float, hi: float) -> list[float
 
 
 def distinct_valid(items: list[Item], threshold: float) -> list[Item]:
-    """Valid items that are not near-copies (instruction, or solution + tests) of an earlier valid one."""
+    """Valid items that are not near-copies (instruction, or solution + tests) of an earlier valid one, nor ask
+    for its answer (``novelty.answer_key``: the same recorded outputs from the same files)."""
     kept: list[Item] = []
     for it in sorted(items, key=lambda i: i.index):
         if not it.record.is_valid:
             continue
+        answer = _answer(it)
         twin = any(
-            max(similarity(it.instruction, k.instruction), similarity(it.grading, k.grading)) >= threshold for k in kept
+            (answer is not None and answer == _answer(k))
+            or max(similarity(it.instruction, k.instruction), similarity(it.grading, k.grading)) >= threshold
+            for k in kept
         )
         if not twin:
             kept.append(it)
@@ -349,23 +362,39 @@ def recover_items(args: argparse.Namespace, arms: list[str], items: list[Item], 
                 continue
             v = record.validation
             wall = record.generation.wall_sec + (v.wall_sec or 0.0) + (v.reproduce_wall_sec or 0.0)
-            text, grading = fingerprint(record)
+            text, grading, answer = fingerprint(record)
             item = Item(arm=arm, index=i, record=record, cpu_sec=None, wall_sec=wall, instruction=text,
-                        grading=grading, code=args.recover)  # fmt: skip
+                        grading=grading, answer=answer, code=args.recover)  # fmt: skip
             with items_path.open("a", encoding="utf-8") as f:
                 f.write(item.model_dump_json() + "\n")
             recovered.append(f"{arm} #{i} ({record.verdict})")
     print(f"recovered {len(recovered)} item(s): {', '.join(recovered) or '-'}")
 
 
+def _lead_records(items: list[Item], arms: list[str], index: int) -> list[ProposalRecord]:
+    """The lead arm's records before ``index`` (the lead arm: A1 when it runs, else the first arm that starts
+    from parents; none: no records)."""
+    lead = "A1" if "A1" in arms else next((a for a in arms if ARMS[a] in STAGED_MODES), None)
+    return [it.record for it in sorted(items, key=lambda it: it.index) if it.arm == lead and it.index < index]
+
+
 def lead_history(items: list[Item], arms: list[str], index: int) -> dict[str, tuple[int, int]]:
     """The parents' record so far: the children proposed and accepted in the lead arm's episodes before
-    ``index`` (the lead arm: A1 when it runs, else the first arm that starts from parents; none: no history,
-    parents in turn)."""
-    lead = "A1" if "A1" in arms else next((a for a in arms if ARMS[a] in STAGED_MODES), None)
-    return parent_history(
-        it.record for it in sorted(items, key=lambda it: it.index) if it.arm == lead and it.index < index
-    )
+    ``index`` (no lead arm: no history, parents in turn)."""
+    return parent_history(_lead_records(items, arms, index))
+
+
+def parent_record(items: list[Item], arms: list[str], arm: str, index: int) -> dict[str, Any]:
+    """What item ``index`` of ``arm`` starts from, so that every arm's item i gets the same: the lead arm's
+    parent record (``ProposeConfig.parent_history``, ``parent_children``: what accepted children asked); and
+    ``references``, the arm's own earlier valid candidates, which a candidate must not copy."""
+    lead = _lead_records(items, arms, index)
+    own = [it.record.candidate_dir for it in items if it.arm == arm and it.index < index and it.record.is_valid]
+    return {
+        "parent_history": parent_history(lead),
+        "parent_children": children_made(lead),
+        "references": [Path(c) for c in own if c and Path(c).is_dir()],
+    }
 
 
 def parents_line(items: list[Item], arm: str) -> str:
@@ -408,7 +437,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 validation=ValidationConfig(repeats=args.repeats),
                 reproduce_attempts=args.reproduce,
                 solver=blind_loop,
-                parent_history=lead_history(items, arms, i),
+                **parent_record(items, arms, arm, i),
             )
             cpu0, t0 = _cpu(), time.perf_counter()
             try:
@@ -420,7 +449,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
             if record.verdict == "error":  # an infrastructure failure is not a rejection: never counted
                 why = record.validation.error or record.generation.error
                 sys.exit(f"stopped at {arm} #{i}, not recorded: {why}\nthe same command continues from there")
-            text, grading = fingerprint(record)
+            text, grading, answer = fingerprint(record)
             item = Item(
                 arm=arm,
                 index=i,
@@ -429,6 +458,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 wall_sec=time.perf_counter() - t0,
                 instruction=text,
                 grading=grading,
+                answer=answer,
                 code=version,
             )
             with items_path.open("a", encoding="utf-8") as f:

@@ -26,7 +26,7 @@ from autoenvscaling.pool.models import EnvStatus
 from autoenvscaling.roles.proposer.records import GenerationResult, ProposalRecord
 from autoenvscaling.roles.proposer.reproduce import Reproduction, reproduction_attempts
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
-from autoenvscaling.roles.proposer.staged.parents import parent_history
+from autoenvscaling.roles.proposer.staged.parents import children_made, parent_history
 from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.remote_solver import RemoteModel
 from autoenvscaling.roles.tuning import resolve_mode, tune_solver
@@ -61,14 +61,15 @@ def _parents(ctx: RoundContext, domain: str) -> list[Path]:
     return [e.path for e in reversed(entries)]
 
 
-def _parent_history(ctx: RoundContext, domain: str) -> dict[str, tuple[int, int]]:
-    """Per parent, the domain's children proposed and accepted (valid, reproduced) in the earlier rounds."""
+def _parent_record(ctx: RoundContext, domain: str) -> dict[str, Any]:
+    """The domain's earlier rounds, per parent: the children proposed and accepted (valid, reproduced), and what
+    the accepted ones asked (``ProposeConfig.parent_history`` and ``parent_children``)."""
     records: list[ProposalRecord] = []
     for n in range(1, ctx.n):
         done = ctx.paths.stage_dir(n, "validate") / domain / "records.json"
         if done.is_file():
             records += _RECORDS.validate_json(done.read_bytes())
-    return parent_history(records)
+    return {"parent_history": parent_history(records), "parent_children": children_made(records)}
 
 
 @contextlib.contextmanager
@@ -136,7 +137,7 @@ def _propose_domain(
     # scripted proposer takes its rules' variants in turn), so keeping some would change the others' proposals.
     fresh_dir(out)
     # The parents' record is read here only: the validate stage's config schedules no episode.
-    config = _propose_config(ctx, n, digest, domain).model_copy(update={"parent_history": _parent_history(ctx, domain)})
+    config = _propose_config(ctx, n, digest, domain).model_copy(update=_parent_record(ctx, domain))
     run = ProposeRun(out, ctx.backend, model, ctx.domains[domain], config, probe_model=probe_model)
 
     def on_generated(g: GenerationResult) -> None:

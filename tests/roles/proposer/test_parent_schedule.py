@@ -3,6 +3,7 @@ the one whose children were accepted most often; the record names it, and the ru
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,13 @@ from autoenvscaling.llm.scripted import ScriptedModel
 from autoenvscaling.roles.proposer.domain import DomainContext, domain_context
 from autoenvscaling.roles.proposer.records import GenerationStats, ProposalRecord, ValidationStats
 from autoenvscaling.roles.proposer.run import ProposeConfig, ProposeRun
-from autoenvscaling.roles.proposer.staged.parents import Parent, load_parent, parent_history, parent_schedule
+from autoenvscaling.roles.proposer.staged.parents import (
+    Parent,
+    children_made,
+    load_parent,
+    parent_history,
+    parent_schedule,
+)
 from autoenvscaling.sandbox.fake import FakeBackend
 
 
@@ -22,10 +29,10 @@ def _parents(tmp: Path, *names: str) -> list[Parent]:
     return [p for p in loaded if p is not None]
 
 
-def _record(parent: str | None, verdict: str) -> ProposalRecord:
-    return ProposalRecord(id="x", mode="staged", domain="terminal", episode_dir="/x", candidate_dir=None,
-                          verdict=verdict, generation=GenerationStats(), validation=ValidationStats(),
-                          parent=parent)  # fmt: skip
+def _record(parent: str | None, verdict: str, episode: Path | None = None) -> ProposalRecord:
+    return ProposalRecord(id="x", mode="staged", domain="terminal", episode_dir=str(episode or "/x"),
+                          candidate_dir=None, verdict=verdict, generation=GenerationStats(),
+                          validation=ValidationStats(), parent=parent)  # fmt: skip
 
 
 def test_without_a_history_the_parents_are_taken_in_turn(tmp_path: Path) -> None:
@@ -73,18 +80,50 @@ def test_a_flywheel_round_takes_the_history_of_the_rounds_before_it(tmp_path: Pa
     from pydantic import TypeAdapter
 
     from autoenvscaling.flywheel.layout import RunPaths
-    from autoenvscaling.flywheel.stages_propose import _parent_history
+    from autoenvscaling.flywheel.stages_propose import _parent_record
 
     paths = RunPaths(tmp_path / "run")
-    rounds = {1: [_record("a", "valid"), _record("b", "invalid")], 2: [_record("a", "invalid")],
+    episode = _episode(tmp_path / "ep", "Keep the lines with status 404")
+    rounds = {1: [_record("a", "valid", episode), _record("b", "invalid")], 2: [_record("a", "invalid")],
               3: [_record("b", "valid")]}  # fmt: skip
     for n, records in rounds.items():
         done = paths.stage_dir(n, "validate") / "terminal" / "records.json"
         done.parent.mkdir(parents=True)
         done.write_bytes(TypeAdapter(list[ProposalRecord]).dump_json(records))
     ctx = SimpleNamespace(n=3, paths=paths)  # round 3's own records are not its history
-    assert _parent_history(ctx, "terminal") == {"a": (2, 1), "b": (1, 0)}  # type: ignore[arg-type]
-    assert _parent_history(ctx, "swe") == {}  # type: ignore[arg-type]
+    assert _parent_record(ctx, "terminal") == {  # type: ignore[arg-type]
+        "parent_history": {"a": (2, 1), "b": (1, 0)},
+        "parent_children": {"a": ["Keep the lines with status 404"]},
+    }
+    assert _parent_record(ctx, "swe") == {"parent_history": {}, "parent_children": {}}  # type: ignore[arg-type]
+
+
+def _episode(path: Path, change: str) -> Path:
+    path.mkdir(parents=True)
+    idea = {"operator": "filter", "change": change, "output_file": "/app/o.txt", "compare": "exact"}
+    (path / "staged.json").write_text(json.dumps({"parent": "a", "idea": idea}))
+    return path
+
+
+def test_the_idea_stage_is_shown_what_the_parents_accepted_children_asked(
+    tmp_path: Path, terminal_domain: DomainContext
+) -> None:
+    # v20: the staged arm made "less than 400" of the worked example twice in a row
+    records = [
+        _record("a", "valid", _episode(tmp_path / "1", "Keep the lines with status less than 400")),
+        _record("a", "invalid", _episode(tmp_path / "2", "Keep the lines with status 500")),  # not accepted
+        _record("a", "valid", _episode(tmp_path / "3", "Keep the lines with status less than 400")),  # once
+        _record("b", "valid"),  # no staged.json: nothing to show
+    ]
+    made = children_made(records)
+    assert made == {"a": ["Keep the lines with status less than 400"]}
+    config = ProposeConfig(mode="staged", n=1, parent_history={"worked-example": (3, 3)},
+                           parent_children={"worked-example": made["a"]})  # fmt: skip
+    model = ScriptedModel(["not an idea"] * 2)
+    ProposeRun(tmp_path / "out", FakeBackend(), model, terminal_domain, config).generate()
+    prompt = model.calls[0][-1].content
+    assert "Tasks already made from this parent (make a different one" in prompt
+    assert "- Keep the lines with status less than 400" in prompt
 
 
 def test_the_record_names_the_parent_the_episode_was_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

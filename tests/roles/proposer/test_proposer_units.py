@@ -84,6 +84,40 @@ def test_novelty_flags_copies_of_references(tmp_path: Path) -> None:
     assert check_novelty(copy, [TEMPLATE_DIR]).is_new  # test.sh (boilerplate) may stay as it was
 
 
+def _recorded_task(root: Path, name: str, instruction: str, data: str, expected: str, output: str) -> Path:
+    task = root / name
+    (task / "environment" / "data").mkdir(parents=True)
+    (task / "environment" / "data" / "access.log").write_text(data)
+    (task / "tests" / "expected").mkdir(parents=True)
+    (task / "tests" / "expected" / f"1-{output}").write_text(expected)
+    (task / "instruction.md").write_text(instruction)
+    (task / "solution").mkdir()
+    (task / "solution" / "solve.sh").write_text(f"awk '$4 < 400' /app/data/access.log > /app/{output}\n")
+    return task
+
+
+def test_the_same_answer_from_the_same_files_is_a_copy_whatever_the_words(tmp_path: Path) -> None:
+    from autoenvscaling.roles.proposer.novelty import answer_key
+
+    # yield series v20 A1 #0 and #1: "less than 400" twice, under other words, another output name, and four
+    # more input lines the rule does not keep
+    log = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n"
+    kept = "10.0.0.1 GET /index.html 200\n"
+    first = _recorded_task(tmp_path, "a", "Select lines where the status code is less than 400.", log, kept, "b.txt")
+    second = _recorded_task(
+        tmp_path, "b", "Write only the lines whose status code is below 400, in input order, to the output file.",
+        log + "10.0.0.3 GET /missing 404\n10.0.0.1 GET /login 500\n", kept + "\n", "less.txt",
+    )  # fmt: skip
+    assert answer_key(first) == answer_key(second) is not None
+    found = check_novelty(second, [first])
+    assert not found.is_new and found.same_answer and found.duplicate_of == "a" and found.instruction_similarity < 0.8
+    other = _recorded_task(tmp_path, "c", "Keep the lines with status 404.", log, "10.0.0.2 GET /missing 404\n", "x")
+    assert check_novelty(other, [first]).is_new
+    # a short answer (a count) is no key: two rules can share it by chance
+    count = _recorded_task(tmp_path, "d", "Count the lines.", log, "2\n", "n.txt")
+    assert answer_key(count) is None and answer_key(TEMPLATE_DIR) is None
+
+
 def test_build_feedback_names_the_failing_line_and_unavailable_base_image() -> None:
     dockerfile = "FROM autoenv/terminal:latest\nWORKDIR /app\n\nRUN apt-get install -y awk\n"
     detail = (

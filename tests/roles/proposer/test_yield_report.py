@@ -62,13 +62,15 @@ def test_items_missing_from_the_log_are_recovered_from_the_run_dir(bench: Module
     assert stats["cpu_unknown_items"] == 1 and stats["cpu_per_valid_sec"] is None
 
 
-def test_every_arm_takes_the_parent_the_lead_arms_earlier_items_chose(bench: ModuleType) -> None:
+def test_every_arm_takes_the_parent_the_lead_arms_earlier_items_chose(bench: ModuleType, tmp_path: Path) -> None:
     from autoenvscaling.roles.proposer.records import GenerationStats, ProposalRecord, ValidationStats
 
     def item(arm: str, i: int, parent: str, verdict: str) -> object:
-        record = ProposalRecord(id=f"x-{i}", mode="staged", domain="terminal", episode_dir="/x", candidate_dir=None,
-                                verdict=verdict, generation=GenerationStats(), validation=ValidationStats(),
-                                parent=parent)  # fmt: skip
+        candidate = tmp_path / f"{arm}-{i}"
+        candidate.mkdir()
+        record = ProposalRecord(id=f"x-{i}", mode="staged", domain="terminal", episode_dir="/x",
+                                candidate_dir=str(candidate), verdict=verdict, generation=GenerationStats(),
+                                validation=ValidationStats(), parent=parent)  # fmt: skip
         return bench.Item(arm=arm, index=i, record=record, cpu_sec=1.0, wall_sec=1.0)
 
     items = [item("A1", 0, "a", "valid"), item("P1", 0, "a", "no-candidate"), item("A1", 1, "b", "invalid"),
@@ -79,3 +81,31 @@ def test_every_arm_takes_the_parent_the_lead_arms_earlier_items_chose(bench: Mod
     assert bench.lead_history(items, ["P1"], 2) == {"a": (1, 0), "b": (1, 1)}  # without A1, P1 leads
     assert bench.lead_history(items, ["P0"], 2) == {}  # no arm starts from parents: no history
     assert bench.parents_line(items, "A1") == "a 1/2, b 0/1"
+    # each arm's earlier valid candidates are its references: a later one must not copy them
+    record = bench.parent_record(items, ["A1", "P1"], "P1", 2)
+    assert record["parent_history"] == {"a": (1, 1), "b": (1, 0)}
+    assert record["references"] == [tmp_path / "P1-1"]
+    assert bench.parent_record(items, ["A1", "P1"], "A1", 2)["references"] == [tmp_path / "A1-0"]
+
+
+def test_distinct_valid_items_ask_for_different_answers(bench: ModuleType) -> None:
+    from autoenvscaling.roles.proposer.records import GenerationStats, ProposalRecord, ValidationStats
+
+    def item(i: int, instruction: str, answer: str | None) -> object:
+        record = ProposalRecord(
+            id=f"x-{i}", mode="staged", domain="terminal", episode_dir="/x", candidate_dir=None, verdict="valid",
+            generation=GenerationStats(), validation=ValidationStats(),
+        )  # fmt: skip
+        return bench.Item(
+            arm="A1", index=i, record=record, cpu_sec=1.0, wall_sec=1.0, instruction=instruction,
+            grading=f"grading {i} " * 3, answer=answer,
+        )  # fmt: skip
+
+    items = [
+        item(0, "Select lines where the status code is less than 400.", "k1"),
+        item(1, "Write only the lines whose status code is below 400 to the file.", "k1"),  # the same answer
+        item(2, "Keep the lines with status 404, in input order.", "k2"),
+        item(3, "Keep the lines with status 404, in input order.", None),  # the same words
+        item(4, "Count the requests per method, one count per line.", None),
+    ]
+    assert [it.index for it in bench.distinct_valid(items, 0.8)] == [0, 2, 4]

@@ -345,12 +345,17 @@ def render_feedback(
 def novelty_feedback(novelty: NoveltyResult, draft_dir: Path, threshold: float) -> CheckFeedback:
     """A draft that is still a copy of a reference: said before any build, with the parts to make new."""
     files = ["instruction.md"] if novelty.instruction_similarity >= threshold else []
-    if novelty.grading_similarity >= threshold:
+    if novelty.grading_similarity >= threshold or novelty.same_answer:
         files += [_SOLVE, *_test_files(draft_dir)[:1]]
+    same = (
+        "the same expected output from the same files"
+        if novelty.same_answer
+        else f"similarity: instruction {novelty.instruction_similarity:.2f}, solution + tests "
+        f"{novelty.grading_similarity:.2f}"
+    )
     return CheckFeedback(
         passed=False,
-        problem=f"your draft is still nearly the same task as {novelty.duplicate_of} (similarity: instruction "
-        f"{novelty.instruction_similarity:.2f}, solution + tests {novelty.grading_similarity:.2f}): make a NEW "
+        problem=f"your draft is still nearly the same task as {novelty.duplicate_of} ({same}): make a NEW "
         "task, with its own instruction, data, solution and tests that check what the instruction asks",
         files=files,
         detail=["nothing was built or run: a copy is not checked further"],

@@ -5,10 +5,17 @@ proposer that submits it unchanged must not count as a valid *new* environment. 
 only the instruction: the validator cannot tell that the old tests no longer match the new words, so the
 grading side (the solution and the test files) must be new as well. ``tests/test.sh`` is left out of that
 comparison because the domain guides prescribe it verbatim.
+
+Word similarity misses the copy that small tasks make most: the same answer to the same data under other
+words and another output name (yield series v20 A1 #0 and #1: "status code less than 400" twice, written to
+``status_codes_below_400.txt`` and ``status_codes_less_than_400.txt``). A task with recorded outputs has an
+``answer_key``; two tasks with the same key are copies, whatever their texts: rules that the data cannot tell
+apart are one task to a solver, which passes either with the other's rule.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -27,6 +34,7 @@ class NoveltyResult(BaseModel):
     duplicate_of: str | None = None  # the reference task's dir name
     instruction_similarity: float = 0.0  # against the closest reference
     grading_similarity: float = 0.0  # solution + tests, against the closest reference
+    same_answer: bool = False  # the same recorded outputs of the same environment files (``answer_key``)
 
     @property
     def is_new(self) -> bool:
@@ -81,8 +89,44 @@ def grading_text(task_dir: Path) -> str:
     return "\n".join(parts)
 
 
+def answer_key(task_dir: Path) -> str | None:
+    """What a task with recorded outputs (``tests/expected/``) asks for, whatever its words: a digest of its
+    expected outputs (each file's lines without trailing blanks, the files in sorted order, their names left
+    out) and of the paths of its environment's files. The data's contents are left out: a child that appends
+    lines its rule does not keep asks for the same answer (v20 A1 #1 added four lines of status 404 and 500 to
+    a "less than 400" filter). None without recorded outputs, or when they are under 16 characters in all (a
+    count: two rules can share it by chance)."""
+    expected = task_dir / "tests" / "expected"
+    if not expected.is_dir():
+        return None
+    outputs = sorted(_lines(_read(f)) for f in iter_task_files(expected))
+    if sum(len(o) for o in outputs) < 16:
+        return None
+    env = task_dir / "environment"
+    paths = sorted(f.relative_to(env).as_posix() for f in iter_task_files(env)) if env.is_dir() else []
+    digest = hashlib.sha256()
+    for part in [*outputs, "\x00", *paths]:
+        digest.update(part.encode("utf-8", "replace") + b"\x00")
+    return digest.hexdigest()
+
+
+def _lines(text: str) -> str:
+    return "\n".join(ln.rstrip() for ln in text.strip().splitlines())
+
+
 def check_novelty(task_dir: Path, references: list[Path], threshold: float = DEFAULT_THRESHOLD) -> NoveltyResult:
-    """A copy when its instruction, or its solution and tests, match a reference at ``threshold`` or more."""
+    """A copy when its instruction, or its solution and tests, match a reference at ``threshold`` or more, or
+    when it has the same ``answer_key`` as a reference."""
+    key = answer_key(task_dir)
+    if key is not None:
+        for ref in references:
+            if answer_key(ref) == key:
+                return NoveltyResult(
+                    duplicate_of=ref.name,
+                    instruction_similarity=similarity(instruction_text(task_dir), instruction_text(ref)),
+                    grading_similarity=similarity(grading_text(task_dir), grading_text(ref)),
+                    same_answer=True,
+                )
     mine_i, mine_g = instruction_text(task_dir), grading_text(task_dir)
     scored = [
         (similarity(mine_i, instruction_text(ref)), similarity(mine_g, grading_text(ref)), ref.name)

@@ -94,6 +94,16 @@ class ProposeConfig(BaseModel):
         description="staged: per parent name, children proposed and accepted before this run (earlier rounds or "
         "items); each episode starts from the parent whose children were accepted most often (parents.py)",
     )
+    parent_children: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="staged: per parent name, what its accepted children asked (``parents.children_made``): the "
+        "idea stage is shown them, to ask something else",
+    )
+    references: list[Path] = Field(
+        default_factory=list,
+        description="more tasks a candidate must not copy (besides the examples and the parents): earlier accepted "
+        "candidates",
+    )
     reproduce_attempts: int = Field(
         default=3, ge=0, description="blind solver attempts for recorded expectations (0: accept unreproduced)"
     )
@@ -174,7 +184,7 @@ class ProposeRun:
 
     def references(self, gen: GenerationResult) -> list[Path]:
         """What a candidate must not copy: the examples, and what its episode started from."""
-        refs = list(self.domain.examples)
+        refs = [*self.domain.examples, *self.config.references]
         if gen.mode in STAGED_MODES:
             worked = worked_example(self.domain)
             refs += [p.path for p in self.parents] + ([worked] if worked else [])
@@ -221,6 +231,7 @@ class ProposeRun:
             parent=parent,
             second=second_parent(self.parents, chosen),
             findings=findings,
+            made=self.config.parent_children.get(parent.name, []),
             references=self.references(GenerationResult(id=gid, mode=self.config.mode, episode_dir="")),
             novelty_threshold=self.config.proposer.novelty_threshold,
             run_id=self.run_id,

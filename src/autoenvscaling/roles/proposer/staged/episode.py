@@ -233,6 +233,7 @@ class Episode:
                 schema=json_format("idea", idea_schema(len(findings), list(self.operators))),
                 parent_block=self.parent_block,
                 findings=findings,
+                made=self.ctx.made,
                 operators=self.operators,
                 compares=COMPARE_HELP,
                 parent_has_inputs=bool(self.ctx.parent.data),

@@ -9,6 +9,7 @@ the same base image (``second_parent``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -230,6 +231,24 @@ def parent_history(records: Iterable[ProposalRecord]) -> ParentHistory:
             tried, accepted = history.get(r.parent, (0, 0))
             history[r.parent] = (tried + 1, accepted + r.is_valid)
     return history
+
+
+def children_made(records: Iterable[ProposalRecord], most: int = 6) -> dict[str, list[str]]:
+    """Per parent, what its accepted children asked (each idea's sentence, from the episode's ``staged.json``; the
+    last ``most``), for the idea stage to ask something else: in yield series v20 the staged arm made "the lines
+    with status less than 400" of the worked example twice in a row, under other words and output names."""
+    made: dict[str, list[str]] = {}
+    for r in records:
+        if r.parent is None or not r.is_valid:
+            continue
+        try:
+            log = json.loads((Path(r.episode_dir) / "staged.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        change = ((log.get("idea") or {}).get("change") or "").strip()
+        if change and change not in made.get(r.parent, []):
+            made.setdefault(r.parent, []).append(change[:200])
+    return {name: changes[-most:] for name, changes in made.items()}
 
 
 def parent_schedule(parents: list[Parent], history: Mapping[str, tuple[int, int]], count: int) -> list[int]:
