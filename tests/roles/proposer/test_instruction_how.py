@@ -25,6 +25,13 @@ PIPE = "#!/bin/bash\nzcat -f /app/logs/a.log /app/logs/b.gz | awk '{print $9}' |
         ("Read both logs (`-f` reads plain files too) and count each status.", PIPE, ["-f"]),
         ("The unique statuses, one per line, from /app/logs/a.log.", PIPE, []),  # "unique" is no `uniq`
         ("Read /app/logs/b.gz decompressed; zcat reads it.", PIPE, ["zcat"]),
+        # v20 A1 #6 and #7: steps to follow, and the blind solver opened an editor
+        (
+            "Follow these steps:\n1. Open the file `/app/data/access.log` in a text editor.",
+            GREP,
+            ["follow these steps"],
+        ),
+        ("Keep the lines in the order they have in the file.", GREP, []),
     ],
 )
 def test_the_solutions_programs_named_in_the_instruction(instruction: str, script: str, named: list[str]) -> None:

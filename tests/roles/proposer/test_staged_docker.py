@@ -246,10 +246,23 @@ def test_an_instruction_that_says_how_is_asked_again_or_cut(
     replies = [json.dumps(LOGIN), GREP_LOGIN, recipe, SAYS_LOGIN if second == "plain" else recipe, OK]
     record, model = _run(tmp_path, backend, replies, (GREP_LOGIN, "submit"), staged={"order": "solution_first"})
     assert record.verdict == "valid", record
-    assert "Your previous instruction named commands (grep)" in model.calls[3][-1].content
+    assert "Your previous instruction said how to make the file (grep)" in model.calls[3][-1].content
     instruction = (Path(record.candidate_dir or "") / "instruction.md").read_text()
     assert instruction.startswith(SAYS_LOGIN) and "grep" not in instruction and "### How" not in instruction
     assert json.loads((Path(record.episode_dir) / "staged.json").read_text())["how_cut"] is (second == "recipe")
+
+
+def test_a_cut_that_would_lose_the_rule_leaves_the_ideas_sentence(tmp_path: Path, backend: DockerBackend) -> None:
+    # v20 A1 #6: the cut took the only sentence with the rule and left "Open the file ... in a text editor."
+    idea = {**LOGIN, "change": "Keep the login requests of /app/data/access.log"}
+    recipe = "Write /app/result.txt from /app/data/access.log as the task says.\nUse `grep` to keep the login lines."
+    grep = GREP_LOGIN.replace("grep login", "grep 'login'")  # the rule's word, quoted: a reference of the script
+    replies = [json.dumps(idea), grep, recipe, recipe, OK]
+    record, _ = _run(tmp_path, backend, replies, (grep, "submit"), staged={"order": "solution_first"})
+    assert record.verdict == "valid", record
+    instruction = (Path(record.candidate_dir or "") / "instruction.md").read_text()
+    assert instruction.startswith("Keep the login requests of /app/data/access.log\n") and "grep" not in instruction
+    assert json.loads((Path(record.episode_dir) / "staged.json").read_text())["how_cut"] is False
 
 
 def test_a_file_the_image_does_not_hold_is_described_away_or_noted(tmp_path: Path, backend: DockerBackend) -> None:

@@ -67,6 +67,7 @@ from autoenvscaling.roles.proposer.staged.text import (
     clip_data,
     ensure_output_named,
     looks_like_prose,
+    unnamed_references,
 )
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
 from autoenvscaling.tasks.names import slug
@@ -295,11 +296,11 @@ class Episode:
             if not looks_like_prose(text) or solution_in_instruction(text, self.files.solve_sh):
                 continue
             if named := commands_named(text, self.files.solve_sh):
-                fallback = fallback or without_commands(text, self.files.solve_sh)
+                fallback = fallback or self._without_how(text)
                 self.caller.note("instruction", f"the instruction says how ({', '.join(named)}), not what")
                 variables["problem"] = (
-                    f"{variables.get('problem') or ''} Your previous instruction named commands "
-                    f"({', '.join(named)}): say what {self.output} holds, not how to make it."
+                    f"{variables.get('problem') or ''} Your previous instruction said how to make the file "
+                    f"({', '.join(named)}): say only what {self.output} holds (no commands, no steps)."
                 ).strip()
                 continue
             self.files.instruction = ensure_output_named(text, self.output)
@@ -313,6 +314,16 @@ class Episode:
         source = f"The input is {', '.join(inputs)}. " if inputs else ""
         self.files.instruction = f"{self.log.idea.change}\n{source}Write the result to {self.output}."
         self.caller.note("instruction", "the instruction is the idea's sentence (no usable reply)")
+
+    def _without_how(self, text: str) -> str | None:
+        """``text`` without the sentences that say how (``without_commands``), if that cut leaves out nothing of
+        the script's rule that ``text`` named: in yield series v20 (A1 #6) a cut took the only sentence with the
+        rule's threshold and left "1. Open the file `/app/data/access.log` in a text editor."."""
+        cut = without_commands(text, self.files.solve_sh)
+        if cut is None:
+            return None
+        before = set(unnamed_references(text, self.files.solve_sh, self.output))
+        return cut if set(unnamed_references(cut, self.files.solve_sh, self.output)) <= before else None
 
     def ask_solution(self, previous: str = "", problem: str = "") -> None:
         reply = self.caller.ask(

@@ -101,7 +101,13 @@ _TOOLS = frozenset({"grep", "egrep", "fgrep", "zgrep", "awk", "gawk", "sed", "un
 _WORD_TOOLS = frozenset({"sort", "head", "tail", "cut", "join", "paste", "comm", "find", "tee", "cat", "tr", "wc"})
 _COMMAND_START = re.compile(r"(?:^|\||;|&&|\$\(|\(|\bthen\b|\bdo\b|\belse\b)\s*(?:sudo\s+)?([A-Za-z][\w.+-]*)")
 _OPTION = re.compile(r"`(--?[A-Za-z][\w-]*)`")
-_HOW = re.compile(r"\bredirect(?:s|ed|ing)?\b|\bpipe (?:it|them|the output)\b", re.IGNORECASE)
+# How-to words that name no program: a redirect, a text editor, steps to follow (v20 A1 #6 and #7: "follow these
+# steps: 1. Open the file `/app/data/access.log` in a text editor.", and the blind solver ran `nano`).
+_HOW = re.compile(
+    r"\bredirect(?:s|ed|ing)?\b|\bpipe (?:it|them|the output)\b|\btext editor\b|\bfollow(?:ing)? (?:these|the) steps\b"
+    r"|\bstep[- ]by[- ]step\b|\bthe command (?:should|will|would) look\b|\bnavigate to\b|\bopen the file\b",
+    re.IGNORECASE,
+)
 
 
 def _programs(solve_sh: str) -> set[str]:
