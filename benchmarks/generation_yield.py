@@ -59,6 +59,7 @@ from autoenvscaling.roles.proposer.staged.parents import children_made, parent_h
 from autoenvscaling.roles.solver_factory import solver_agents
 from autoenvscaling.roles.tuning import tune_roles
 from autoenvscaling.sandbox.registry import get_backend
+from autoenvscaling.validate.probes import GENERATED_PROBES
 from autoenvscaling.validate.validator import ValidationConfig
 from autoenvscaling.verify.results import is_solved
 
@@ -434,7 +435,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 first_index=i,
                 from_path=args.from_path,
                 proposer=proposer,
-                validation=ValidationConfig(repeats=args.repeats),
+                validation=ValidationConfig(repeats=args.repeats, probes=GENERATED_PROBES),
                 reproduce_attempts=args.reproduce,
                 solver=blind_loop,
                 **parent_record(items, arms, arm, i),
