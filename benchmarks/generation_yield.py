@@ -63,7 +63,15 @@ from autoenvscaling.validate.probes import GENERATED_PROBES
 from autoenvscaling.validate.validator import ValidationConfig
 from autoenvscaling.verify.results import is_solved
 
-ARMS: dict[str, Mode] = {"P0": "prompt", "P1": "prompt-recorded", "A0": "agentic", "A1": "staged"}
+ARMS: dict[str, Mode] = {
+    "P0": "prompt",
+    "P1": "prompt-recorded",
+    "P1s": "prompt-recorded",  # P1 answering in header lines and fenced blocks: code needs no JSON escaping
+    "A0": "agentic",
+    "A1": "staged",
+}
+ARM_STAGED: dict[str, dict[str, Any]] = {"P1s": {"oneshot_format": "sections"}}  # StagedConfig per arm
+BASELINES = ("P1", "P1s", "P0")  # Fisher p and cost ratios of every arm against these
 
 
 class Item(BaseModel):
@@ -230,7 +238,7 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
     by_arm = {a: [i for i in items if i.arm == a] for a in arms}
     stats = {a: arm_stats(by_arm[a], args.price_as, args.novelty_threshold) for a in arms}
     for a in arms:
-        for base in ("P1", "P0"):
+        for base in BASELINES:
             if base in stats and base != a:
                 s, b = stats[a], stats[base]
                 stats[a][f"fisher_p_vs_{base}"] = fisher_greater(
@@ -250,7 +258,8 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
         versions[it.code or "unrecorded"] = versions.get(it.code or "unrecorded", 0) + 1
     print("code versions: " + ", ".join(f"{v} ({n} items)" for v, n in versions.items()))
     columns = [
-        "arm", "distinct valid", "95% Wilson", "valid", "self-consistent", "reproduced", "p vs P1", "p vs P0",
+        "arm", "distinct valid", "95% Wilson", "valid", "self-consistent", "reproduced",
+        *(f"p vs {b}" for b in BASELINES if b != "P1s" or b in arms),
         "uncached prompt + completion tokens", "blind-solver tokens", "wall s / valid", "CPU s / valid",
         "$ / valid (hosted)", "rejections",
     ]  # fmt: skip
@@ -267,8 +276,9 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
         shots = f" ({s['reproduced_oneshot']} one-shot)" if s.get("reproduced_oneshot") else ""
         print(
             f"| {a} {ARMS[a]} | {s['distinct_valid']}/{s['n']} | [{lo:.2f}, {hi:.2f}] | {s['valid']} | "
-            f"{s['self_consistent']} | {s['reproduced']}{shots} | {f(s.get('fisher_p_vs_P1'), '{:.3f}')} | "
-            f"{f(s.get('fisher_p_vs_P0'), '{:.3f}')} | {s['uncached_prompt_tokens']:,} + {s['completion_tokens']:,} | "
+            f"{s['self_consistent']} | {s['reproduced']}{shots} | "
+            + "".join(f"{f(s.get(f'fisher_p_vs_{b}'), '{:.3f}')} | " for b in BASELINES if b != "P1s" or b in arms)
+            + f"{s['uncached_prompt_tokens']:,} + {s['completion_tokens']:,} | "
             f"{s['blind_solver_tokens']:,} | "
             f"{f(s['wall_per_valid_sec'])} | {f(s['cpu_per_valid_sec'])} | "
             f"{f(s['hosted_cost_per_valid_usd'], '{:.5f}')} | {top} |"
@@ -282,7 +292,7 @@ def report(items: list[Item], arms: list[str], args: argparse.Namespace) -> dict
             print(
                 f"{a}: $ / valid (hosted), 95%: [{lo_cost:.5f}, {'unbounded' if hi_cost is None else f'{hi_cost:.5f}'}]"
             )
-        for base in ("P1", "P0"):
+        for base in BASELINES:
             if (ratio := stats[a].get(f"cost_ratio_vs_{base}")) is not None:
                 print(f"{a}: cost per valid / {base}'s = {ratio:.3f}")
             elif (bound := stats[a].get(f"cost_ratio_vs_{base}_at_most")) is not None:
@@ -398,6 +408,11 @@ def parent_record(items: list[Item], arms: list[str], arm: str, index: int) -> d
     }
 
 
+def arm_proposer(base: ProposerConfig, arm: str) -> ProposerConfig:
+    """``base`` with the arm's own staged settings (``ARM_STAGED``: P1s answers in sections)."""
+    return base.model_copy(update={"staged": base.staged.model_copy(update=ARM_STAGED.get(arm, {}))})
+
+
 def parents_line(items: list[Item], arm: str) -> str:
     """``parent proposed/accepted`` for each parent the arm's episodes started from."""
     history = parent_history(it.record for it in items if it.arm == arm)
@@ -423,7 +438,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
     # gets the solver's tuning on that server, as in the flywheel and `autoenv propose`.
     shape, solver_shape = tune_roles(base, "agentic")
     blind_loop = guarded_solver(args.solver_turns)
-    proposer = ProposerConfig(max_turns=args.max_turns, max_checks=args.max_checks, start_from="example")
+    base = ProposerConfig(max_turns=args.max_turns, max_checks=args.max_checks, start_from="example")
     version = code_version()
     print(f"{len(todo)} items to run ({len(done)} done) on {version} -> {items_path}", flush=True)
     with open_model(shape) as model, solver_agents(solver_shape, blind_loop, remote=False) as (blind_solver, _):
@@ -434,7 +449,7 @@ def run_items(args: argparse.Namespace, arms: list[str], items: list[Item], item
                 n=1,
                 first_index=i,
                 from_path=args.from_path,
-                proposer=proposer,
+                proposer=arm_proposer(base, arm),
                 validation=ValidationConfig(repeats=args.repeats, probes=GENERATED_PROBES),
                 reproduce_attempts=args.reproduce,
                 solver=blind_loop,

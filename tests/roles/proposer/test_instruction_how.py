@@ -107,3 +107,45 @@ def test_an_input_line_the_instruction_claims_for_the_output(instruction: str, b
     assert contradiction(instruction, "10.0.0.1 POST /login 500\n", inputs) == found
     if broken:
         assert "`10.0.0.1 GET /index.html 200`" in str(found)
+
+
+# The one-shot baseline's sections reply: code needs no JSON escaping (yield series v20: 6 of P1's 11 JSON replies
+# ended their solve_sh at the first quote of a comment copied from the parent, a `"` left unescaped).
+SECTIONS = """operator: filter
+change: Keep the requests of status 404
+output_file: /app/missing.txt
+compare: exact
+```data
+10.0.0.9 GET /gone 404
+```
+```instruction
+Write the lines of /app/data/access.log whose status is 404 to /app/missing.txt, in input order.
+```
+```bash
+# the status follows the path: `"GET /x" 404`
+awk '$4 == 404' /app/data/access.log > /app/missing.txt
+```
+"""
+
+
+def test_a_sections_reply_holds_every_piece_of_the_one_shot_task() -> None:
+    from autoenvscaling.roles.proposer.staged.oneshot import parse_sections
+
+    shot = parse_sections(SECTIONS)
+    assert shot is not None
+    assert (shot.operator, shot.change, shot.output_file, shot.compare) == (
+        "filter", "Keep the requests of status 404", "/app/missing.txt", "exact",
+    )  # fmt: skip
+    assert shot.data == "10.0.0.9 GET /gone 404"
+    assert shot.instruction.startswith("Write the lines of /app/data/access.log whose status is 404")
+    assert shot.solve_sh.splitlines() == ['# the status follows the path: `"GET /x" 404`',
+                                          "awk '$4 == 404' /app/data/access.log > /app/missing.txt"]  # fmt: skip
+    # headers in bold, an unknown operator, untagged blocks: instruction then script, no data
+    loose = (
+        "**operator**: rewrite\n**compare**: sorted_lines\n```\nKeep the 404 lines of a log.\n```\n```\nawk 1 f\n```"
+    )
+    shot = parse_sections(loose)
+    assert shot is not None and shot.operator == "new_question" and shot.compare == "sorted_lines"
+    assert (shot.instruction, shot.solve_sh, shot.data) == ("Keep the 404 lines of a log.", "awk 1 f", "")
+    assert parse_sections("operator: filter\n```instruction\nKeep them.\n```") is None  # no script
+    assert parse_sections("I cannot do that.") is None

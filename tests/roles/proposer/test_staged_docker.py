@@ -406,6 +406,22 @@ def test_failing_or_lone_readers_leave_the_solution_and_the_one_shot_baseline_ha
     assert json.loads((Path(baseline.episode_dir) / "staged.json").read_text())["self_check"] == []
 
 
+def test_the_one_shot_baseline_answers_in_sections(tmp_path: Path, backend: DockerBackend) -> None:
+    reply = (
+        "operator: filter\nchange: Count the requests with status 404\noutput_file: /app/count404.txt\n"
+        f"compare: exact\n```data\n```\n```instruction\n{INSTRUCTION}\n```\n{GOOD}\n"
+    )
+    record, model = _run(
+        tmp_path, backend, [reply], mode="prompt-recorded", staged={"oneshot_format": "sections"},
+        reproduce_attempts=0,
+    )  # fmt: skip
+    assert record.verdict == "valid", record
+    assert "Answer in exactly this form: four header lines" in model.calls[0][-1].content
+    cand = Path(record.candidate_dir or "")
+    assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"
+    assert (cand / "instruction.md").read_text().startswith(INSTRUCTION)
+
+
 def test_a_path_typo_is_fixed_by_the_harness_without_a_model_call(tmp_path: Path, backend: DockerBackend) -> None:
     typo = "```bash\ngrep -c ' 404$' /app/data/acess.log > /app/count404.txt\n```"
     solver = ("```bash\ngrep -c 404 /app/data/access.log > /app/count404.txt\n```", "submit")

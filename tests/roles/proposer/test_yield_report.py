@@ -109,3 +109,12 @@ def test_distinct_valid_items_ask_for_different_answers(bench: ModuleType) -> No
         item(4, "Count the requests per method, one count per line.", None),
     ]
     assert [it.index for it in bench.distinct_valid(items, 0.8)] == [0, 2, 4]
+
+
+def test_the_sections_arm_is_the_one_shot_baseline_answering_in_fenced_blocks(bench: ModuleType) -> None:
+    from autoenvscaling.roles.proposer.config import ProposerConfig
+
+    base = ProposerConfig(max_turns=15)
+    assert bench.ARMS["P1s"] == bench.ARMS["P1"] == "prompt-recorded"
+    assert bench.arm_proposer(base, "P1s").staged.oneshot_format == "sections"
+    assert bench.arm_proposer(base, "P1") == base and base.staged.oneshot_format == "json"

@@ -54,6 +54,12 @@ class StagedConfig(BaseModel):
         ".gz input read as text, a near-miss input path), the harness rewrites the script and keeps the rewrite "
         "when it passes every guard (no model call; the one-shot baseline never does this)",
     )
+    oneshot_format: Literal["json", "sections"] = Field(
+        default="json",
+        description="the one-shot baseline's reply: one JSON object under a schema (constrained decoding), or header "
+        "lines and fenced blocks (code needs no escaping: a small model's JSON string ends at the first quote it "
+        "leaves unescaped)",
+    )
     check: bool = Field(default=True, description="validate the finished draft (repeats=1) before submitting")
     cross_oracle: bool = Field(default=True, description="the parent's solution must fail the child's tests")
     sampling: StageSampling = Field(default_factory=StageSampling)

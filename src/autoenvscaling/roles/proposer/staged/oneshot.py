@@ -1,11 +1,13 @@
-"""The P1 baseline: one JSON reply holds every staged piece; then the same record and novelty steps as a staged
-episode (``flow.finish``), with no observe and no fix. It is offered the same operators as the staged arm
-(``combine`` when the context has a second parent), so the two arms stay paired."""
+"""The P1 baseline: one reply holds every staged piece (a JSON object under a schema, or header lines and fenced
+blocks: ``StagedConfig.oneshot_format``); then the same record and novelty steps as a staged episode
+(``flow.finish``), with no observe and no fix. It is offered the same operators as the staged arm (``combine``
+when the context has a second parent), so the two arms stay paired."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel
 
@@ -53,6 +55,39 @@ def oneshot_schema(operators: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
+_HEADER = re.compile(r"^\W*(operator|change|output_file|compare)\W*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_BLOCK = re.compile(r"^```[ \t]*([\w.+-]*)[ \t]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_KINDS = {"data": "data", "text": "data", "instruction": "instruction", "md": "instruction", "markdown": "instruction",
+          "bash": "solve_sh", "sh": "solve_sh", "shell": "solve_sh"}  # fmt: skip
+
+
+def parse_sections(text: str) -> OneShot | None:
+    """A sections reply (``oneshot_format = "sections"``): the header lines, then the ``data``, ``instruction``
+    and ``bash`` blocks (by their tag; the last block is the script when none is tagged so, and untagged ones
+    before it are the instruction, then the data; of two blocks of one kind the first counts). An
+    operator or comparison that is none of the offered ones is the default; no script: None."""
+    fields: dict[str, Any] = {}
+    for m in _HEADER.finditer(text.split("```", 1)[0]):
+        fields.setdefault(m.group(1).lower(), m.group(2).strip("`\"' "))
+    if fields.get("operator") not in get_args(Operator):
+        fields.pop("operator", None)
+    if fields.get("compare") not in get_args(Compare):
+        fields.pop("compare", None)
+    blocks = [(m.group(1).lower(), m.group(2)) for m in _BLOCK.finditer(text)]
+    kinds = [_KINDS.get(tag) for tag, _ in blocks]
+    if "solve_sh" not in kinds and blocks:
+        kinds[-1] = "solve_sh"
+    # untagged blocks from the end: the one before the script is the instruction, the one before that the data
+    untagged = iter(k for k in ("instruction", "data") if k not in kinds)
+    for (_, body), kind in reversed(list(zip(blocks, kinds, strict=True))):
+        key = kind or next(untagged, None)
+        if key is not None:
+            fields[key] = body.strip("\n")
+    if not (fields.get("solve_sh") or "").strip() or not (fields.get("instruction") or "").strip():
+        return None
+    return OneShot.model_validate(fields)
+
+
 def propose_oneshot_recorded(
     model: Model,
     backend: SandboxBackend,
@@ -63,15 +98,17 @@ def propose_oneshot_recorded(
     task_id: str,
     config: StagedConfig | None = None,
 ) -> GenerationResult:
-    """The P1 baseline: one JSON reply with every piece, then the same record and novelty steps."""
+    """The P1 baseline: one reply with every piece, then the same record and novelty steps."""
     config = config or StagedConfig()
 
     def body(ep: Episode, result: GenerationResult) -> None:
+        sections = config.oneshot_format == "sections"
         reply = ep.caller.ask(
             "oneshot",
             "oneshot.j2",
             max_tokens=config.sampling.oneshot_max_tokens,
-            schema=json_format("task", oneshot_schema(list(ep.operators))),
+            schema=None if sections else json_format("task", oneshot_schema(list(ep.operators))),
+            sections=sections,
             parent_block=ep.parent_block,
             parent=ctx.parent,
             findings=ctx.findings,
@@ -79,7 +116,7 @@ def propose_oneshot_recorded(
             operators=ep.operators,
             compares=COMPARE_HELP,
         )
-        shot = parse_json(reply, OneShot)
+        shot = parse_sections(reply) if sections else parse_json(reply, OneShot)
         if not isinstance(shot, OneShot) or not shot.solve_sh.strip():
             result.failed_checks = [IDEA_UNPARSEABLE]
             return
