@@ -569,6 +569,13 @@ def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
         "To select the lines with status 200 from `/app/data/access.log` and write them to `/app/result.txt`."
     )
     assert prose_of("Run the script below:\n```\nx\n```") == "."  # nothing but a pointer: the prose check refuses it
+    # lead-ins over blocks that are left out, inside the text (a recorded `make demo` run and yield series v20 #2)
+    contents = "To produce the file `/app/e.txt` with the following contents:\n```\n404 4\n```\nRead /app/a.log."
+    assert prose_of(contents) == "To produce the file `/app/e.txt`.\n\nRead /app/a.log."
+    shown = "Count each status of /app/a.log.\n\nThe output of this command will be:\n```\n404 4\n```\nIn order."
+    assert prose_of(shown) == "Count each status of /app/a.log.\n\nIn order."
+    script = "Keep the 404 lines of `/app/a.log`, using the script:\n```bash\ngrep 404\n```\n\nIn input order."
+    assert prose_of(script) == "Keep the 404 lines of `/app/a.log`.\n\nIn input order."
 
 
 SOLVE = (

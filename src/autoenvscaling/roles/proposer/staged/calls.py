@@ -62,8 +62,9 @@ def fenced_or_plain(text: str) -> str:
 def prose_of(text: str) -> str:
     """An instruction reply's prose: fenced blocks are code (a command in an instruction gives the task away),
     so only the text around them counts, unless the reply is nothing but a fence (around prose, or code that
-    the prose check then refuses)."""
+    the prose check then refuses). A line that introduced a block goes with it (``_lead_in``)."""
     text = _PREAMBLE.sub("", text, count=1)
+    text = _LEAD_FENCE.sub(_lead_in, text)
     outside = re.sub(r"\n{3,}", "\n\n", _WHOLE_FENCE.sub("\n", text)).strip()
     if not outside:
         return fenced_or_plain(text)
@@ -73,6 +74,26 @@ def prose_of(text: str) -> str:
 
 
 _LEAD_IN = re.compile(r"^\s*(?:#+\s.*|.*:)\s*$")
+_LEAD_FENCE = re.compile(r"^([^\n`]*(?:`[^`\n]*`[^\n`]*)*):[ \t]*\n(?:[ \t]*\n)*(?=```)", re.MULTILINE)
+_FOLLOWING = re.compile(
+    r"[ ,]*(?:with|as|in|using|by) (?:the |this )?following(?: \w+){0,2}$|[ ,]*(?:using|with) (?:the|this) "
+    r"(?:script|command)$",
+    re.IGNORECASE,
+)
+
+
+def _lead_in(m: re.Match[str]) -> str:
+    """A line ending in ':' right before a code block that is left out: "..., with the following contents" loses
+    that clause, a short lead-in ("The output of this command will be", "The file should start with") goes, a
+    long one ends in a full stop. Pointers to a command stay for ``_POINTER`` (a recorded `make demo` run, 2026-12-05:
+    "To produce the file `/app/errors.txt` with the following contents:" and "The output of this command will
+    be:" stood over nothing)."""
+    line = m.group(1)
+    if _POINTER.search(line + ":"):
+        return m.group(0)
+    if following := _FOLLOWING.search(line):
+        return line[: following.start()].rstrip(" ,") + ".\n"
+    return "" if len(line.split()) <= 10 else line.rstrip() + ".\n"
 
 
 def _without_lead_in(text: str) -> str:
