@@ -32,6 +32,8 @@ PIPE = "#!/bin/bash\nzcat -f /app/logs/a.log /app/logs/b.gz | awk '{print $9}' |
             ["follow these steps"],
         ),
         ("Keep the lines in the order they have in the file.", GREP, []),
+        ("This script reads the logs and counts the matching lines.", GREP, ["this script"]),
+        ("Write a script that keeps the lines of status 500.", GREP, []),
     ],
 )
 def test_the_solutions_programs_named_in_the_instruction(instruction: str, script: str, named: list[str]) -> None:

@@ -102,10 +102,12 @@ _WORD_TOOLS = frozenset({"sort", "head", "tail", "cut", "join", "paste", "comm",
 _COMMAND_START = re.compile(r"(?:^|\||;|&&|\$\(|\(|\bthen\b|\bdo\b|\belse\b)\s*(?:sudo\s+)?([A-Za-z][\w.+-]*)")
 _OPTION = re.compile(r"`(--?[A-Za-z][\w-]*)`")
 # How-to words that name no program: a redirect, a text editor, steps to follow (v20 A1 #6 and #7: "follow these
-# steps: 1. Open the file `/app/data/access.log` in a text editor.", and the blind solver ran `nano`).
+# steps: 1. Open the file `/app/data/access.log` in a text editor.", and the blind solver ran `nano`), "this
+# script" or "this command" that the solver never sees (v20 A1 #19, a recorded `make demo` run of b546ada).
 _HOW = re.compile(
     r"\bredirect(?:s|ed|ing)?\b|\bpipe (?:it|them|the output)\b|\btext editor\b|\bfollow(?:ing)? (?:these|the) steps\b"
-    r"|\bstep[- ]by[- ]step\b|\bthe command (?:should|will|would) look\b|\bnavigate to\b|\bopen the file\b",
+    r"|\bstep[- ]by[- ]step\b|\bthe command (?:should|will|would) look\b|\bnavigate to\b|\bopen the file\b"
+    r"|\bthis (?:script|command)\b",
     re.IGNORECASE,
 )
 
