@@ -158,12 +158,13 @@ def distinct_valid(items: list[Item], threshold: float) -> list[Item]:
     """Valid items that are not near-copies (instruction, or solution + tests) of an earlier valid one, nor ask
     for its answer (``novelty.answer_key``: the same recorded outputs from the same files)."""
     kept: list[Item] = []
+    answers: dict[int, str | None] = {}  # by item index: read once (an older item's from its run dir)
     for it in sorted(items, key=lambda i: i.index):
         if not it.record.is_valid:
             continue
-        answer = _answer(it)
+        answer = answers[it.index] = _answer(it)
         twin = any(
-            (answer is not None and answer == _answer(k))
+            (answer is not None and answer == answers[k.index])
             or max(similarity(it.instruction, k.instruction), similarity(it.grading, k.grading)) >= threshold
             for k in kept
         )
