@@ -384,7 +384,8 @@ def test_failing_or_lone_readers_leave_the_solution_and_the_one_shot_baseline_ha
     broad = "```bash\nawk '$4 >= 400' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 3, not 2
     # The first reader's script fails, so a third is asked (one call to spare); it fails too.
     replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, "```bash\nexit 3\n```", broad, "```bash\nexit 4\n```"]
-    record, model = _run(tmp_path, backend, replies, staged={"self_check": 2}, reproduce_attempts=0)
+    staged = {"self_check": 2, "reread": False}  # no rewrite of the instruction: the next tests have it
+    record, model = _run(tmp_path, backend, replies, staged=staged, reproduce_attempts=0)
     assert record.verdict == "valid", record
     log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
     assert log["self_check"][0].startswith("reader 1: solution-failed")
@@ -404,6 +405,64 @@ def test_failing_or_lone_readers_leave_the_solution_and_the_one_shot_baseline_ha
     )  # fmt: skip
     assert baseline.verdict == "valid" and len(model.calls) == 1
     assert json.loads((Path(baseline.episode_dir) / "staged.json").read_text())["self_check"] == []
+
+
+REWRITE = "Write to /app/count404.txt the number of lines of /app/data/access.log whose last field is exactly 404."
+
+
+def test_an_instruction_no_reader_followed_is_rewritten_and_kept_when_a_reader_then_makes_the_output(
+    tmp_path: Path, backend: DockerBackend
+) -> None:
+    broad = "```bash\nawk '$4 >= 400' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 3, not 2
+    other = "```bash\nawk '$4 == 200' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 1: clean, differs
+    exact = "```bash\nawk '$4 == 404' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 2
+    readers = [broad, "```bash\nexit 3\n```", other]  # no reader makes 2, no two agree
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, *readers, REWRITE, exact]
+    record, model = _run(tmp_path, backend, replies, staged={"self_check": 2}, reproduce_attempts=0)
+    assert record.verdict == "valid", record
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert log["self_check"][3:] == [
+        "no two readers agree: the solution stands",
+        "reader 4: same output",
+        "the rewritten instruction stands: a reader made the recorded output",
+    ]
+    # The rewrite was shown what the first clean reader made instead of the script's output.
+    rewrite = model.calls[7][-1].content
+    assert "without seeing the script made /app/count404.txt start like this instead:\n3\n" in rewrite
+    assert "It wrote /app/count404.txt, which starts like this:\n2" in rewrite
+    cand = Path(record.candidate_dir or "")
+    assert (cand / "instruction.md").read_text().startswith(REWRITE)
+    assert "grep -c ' 404$'" in (cand / "solution" / "solve.sh").read_text()  # the solution is unchanged
+    assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"
+
+
+def test_a_rewritten_instruction_that_no_reader_follows_either_gives_way_to_the_first(
+    tmp_path: Path, backend: DockerBackend
+) -> None:
+    broad = "```bash\nawk '$4 >= 400' /app/data/access.log | wc -l > /app/count404.txt\n```"
+    other = "```bash\nawk '$4 == 200' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 1
+    # Two clean readers that differ end the check; the rewrite's reader makes a third output.
+    replies = [
+        json.dumps(IDEA),
+        INSTRUCTION,
+        GOOD,
+        OK,
+        broad,
+        other,
+        REWRITE,
+        "```bash\nawk '$4 == 500' /app/data/access.log | wc -l > /app/count404.txt\n```",  # 1 again
+    ]
+    record, model = _run(tmp_path, backend, replies, staged={"self_check": 2}, reproduce_attempts=0)
+    assert record.verdict == "valid", record
+    assert len(model.calls) == len(replies)
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert log["self_check"][2:] == [
+        "no two readers agree: the solution stands",
+        "reader 3: a different output (1 lines, recorded 1)",
+        "the first instruction stands",
+    ]
+    cand = Path(record.candidate_dir or "")
+    assert (cand / "instruction.md").read_text().startswith(INSTRUCTION)
 
 
 def test_the_one_shot_baseline_answers_in_sections(tmp_path: Path, backend: DockerBackend) -> None:

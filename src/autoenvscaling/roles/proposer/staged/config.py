@@ -12,7 +12,7 @@ from autoenvscaling.roles.proposer.staged.calls import StageSampling
 class StagedConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    max_calls: int = Field(default=12, ge=1, description="model calls per episode")
+    max_calls: int = Field(default=16, ge=1, description="model calls per episode")
     order: Literal["solution_first", "instruction_first"] = Field(
         default="solution_first",
         description="instruction_first: instruction, then a solution for it; solution_first: a script, then the "
@@ -47,6 +47,12 @@ class StagedConfig(BaseModel):
         "ran cleanly (one more call when a reader's script fails); when two clean readers agree on another output, "
         "their script becomes the solution and is recorded again (0: off; 1: a check without repair; the one-shot "
         "baseline never does this)",
+    )
+    reread: bool = Field(
+        default=True,
+        description="staged: when no self-check reader made the recorded output and no two agreed on another, the "
+        "instruction is rewritten once, shown what a reader made instead, and kept only if one more reader then "
+        "makes the recorded output",
     )
     shell_fixes: bool = Field(
         default=True,
