@@ -25,7 +25,7 @@ def test_shipped_configs_load() -> None:
     assert scripted.seed_tasks == [EXAMPLES / "tasks" / "seed-count-words"]
     demo = load_config(EXAMPLES / "demo.toml")
     assert demo.models.solver.provider == "embedded" and demo.proposer_mode == "auto"
-    assert demo.counts.proposals == 2 and demo.counts.reproduce_attempts == 2 and demo.solver.max_turns == 15
+    assert demo.counts.proposals == 2 and demo.counts.reproduce_attempts == 3 and demo.solver.max_turns == 15
 
 
 def test_overrides_and_model_tables(tmp_path: Path) -> None:
