@@ -225,6 +225,28 @@ SAYS_LESS = "Write the lines of /app/data/access.log with path /login and status
 SAYS_LOGIN = "Write the lines of /app/data/access.log whose path is /login to /app/result.txt, in input order."
 
 
+def test_a_script_that_does_not_do_the_idea_s_sentence_left_as_the_instruction_is_written_again(
+    tmp_path: Path, backend: DockerBackend
+) -> None:
+    # A recorded demo run (62c9339): the idea asked for lines, the script counted them, no description of it was
+    # usable, and the instruction was the idea's sentence; the model's "fix_solution" was not acted on.
+    idea = {**LOGIN, "change": "Keep the login requests"}
+    counts = "```bash\ngrep -c login /app/data/access.log > /app/result.txt\n```"
+    code_only = "```bash\ngrep -c login /app/data/access.log\n```"  # no prose: not an instruction
+    fix = json.dumps({"decision": "fix_solution", "reason": "the output is a count, not the lines"})
+    replies = [json.dumps(idea), counts, code_only, code_only, fix, GREP_LOGIN, OK]
+    record, model = _run(tmp_path, backend, replies, (GREP_LOGIN, "submit"), staged={"order": "solution_first"})
+    assert record.verdict == "valid", record
+    assert len(model.calls) == len(replies)
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert log["from_idea"] is True and [d.split(":")[0] for d in log["decisions"]] == ["fix_solution", "ok"]
+    assert "Write solve.sh for the INSTRUCTION above" in model.calls[5][-1].content  # a script for the sentence
+    cand = Path(record.candidate_dir or "")
+    assert (cand / "instruction.md").read_text().startswith("Keep the login requests")
+    assert "grep login" in (cand / "solution" / "solve.sh").read_text()
+    assert "/login" in (cand / "tests" / "expected" / "1-result.txt").read_text()  # the lines, not a count
+
+
 def test_an_instruction_that_the_output_contradicts_is_described_again(tmp_path: Path, backend: DockerBackend) -> None:
     # yield series v13 #0: the instruction said "status less than 500" of a filter that kept a 500 line
     replies = [json.dumps(LOGIN), GREP_LOGIN, SAYS_LESS, OK, SAYS_LOGIN]

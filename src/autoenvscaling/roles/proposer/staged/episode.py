@@ -285,7 +285,7 @@ class Episode:
         what: ``commands_named``) is asked again, told so; if the second names them too, the first reply with
         those sentences cut that is still prose stands (``without_commands``)."""
         assert self.log.idea is not None
-        fallback = None
+        fallback, self.log.from_idea = None, False
         for _ in range(2):
             reply = self.caller.ask(
                 "instruction", template, max_tokens=self.config.sampling.instruction_max_tokens, **variables
@@ -313,6 +313,7 @@ class Episode:
         inputs = list(self.input_heads())
         source = f"The input is {', '.join(inputs)}. " if inputs else ""
         self.files.instruction = f"{self.log.idea.change}\n{source}Write the result to {self.output}."
+        self.log.from_idea = True
         self.caller.note("instruction", "the instruction is the idea's sentence (no usable reply)")
 
     def _without_how(self, text: str) -> str | None:

@@ -121,6 +121,24 @@ def solution_first_loop(ep: Episode) -> bool:
     if decision.decision == "fix_instruction" and ep.config.max_repairs > 0:
         ep.log.repairs += 1
         ep.ask_describe()
+    elif ep.log.from_idea and decision.decision != "ok" and ep.config.max_repairs > 0:
+        return _solve_the_sentence(ep)
+    return True
+
+
+def _solve_the_sentence(ep: Episode) -> bool:
+    """No description of the script was usable, so the instruction is the idea's sentence, and the model says the
+    script does not do it: a script for the sentence, as in the instruction-first order (``solve_loop``). In a
+    recorded demo run the idea asked for "lines with status 400 or 500", the script counted them per status,
+    and the instruction, that sentence, said nothing of counts: no blind reader or solver made the output. When no
+    script for the sentence runs cleanly, the first script and the sentence stand, as before."""
+    ep.log.repairs += 1
+    ep.caller.note("decide", "the instruction is the idea's sentence, which the script does not do: a script for it")
+    kept, run, attempts = ep.files.model_copy(deep=True), ep.last_run, ep.log.solution_attempts
+    if solve_loop(ep):
+        return True
+    ep.files, ep.last_run, ep.log.solution_attempts = kept, run, attempts
+    ep.log.guard, ep.log.guard_detail = None, ""
     return True
 
 

@@ -35,6 +35,7 @@ class StagedLog(BaseModel):
     )  # files the instruction names that the script never reads (inputs, or no such file)
     quotes_cut: bool = False  # output lines the instruction copied were cut from it (``without_quoted_output``)
     how_cut: bool = False  # sentences naming the script's programs were cut from it (``without_commands``)
+    from_idea: bool = False  # no usable instruction reply: the instruction is the idea's sentence
     self_check: list[str] = Field(default_factory=list)  # what each blind reader's script made, and the outcome
     fixes: list[str] = Field(default_factory=list)  # the harness's rewrites of solve.sh (``fixes``): kept or not
     cross_oracle_passed: bool | None = None
