@@ -1,5 +1,6 @@
-"""Which parent each staged episode starts from (``parents.parent_schedule``): in turn without a history, else
-the one whose children were accepted most often; the record names it, and the run's history carries it."""
+"""Which parent each staged episode starts from (``parents.parent_schedule``): the shortest solutions in turn
+without a history, else the one whose children were accepted most often; the record names it, and the run's
+history carries it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from autoenvscaling.roles.proposer.staged.parents import (
     load_parent,
     parent_history,
     parent_schedule,
+    solution_lines,
 )
 from autoenvscaling.sandbox.fake import FakeBackend
 
@@ -39,6 +41,19 @@ def test_without_a_history_the_parents_are_taken_in_turn(tmp_path: Path) -> None
     parents = _parents(tmp_path, "a", "b", "c")
     assert parent_schedule(parents, {}, 7) == [0, 1, 2, 0, 1, 2, 0]
     assert parent_schedule([], {}, 0) == []
+
+
+def test_a_parent_with_a_longer_solution_is_tried_after_the_short_ones_fell_below_its_prior(tmp_path: Path) -> None:
+    five = "#!/bin/bash\n" + "".join(f"echo {i} >> /app/ips.txt\n" for i in range(5))
+    short, long_ = (_parents(tmp_path / d, "s") for d in ("a", "b"))
+    parents = [*short, *(p.model_copy(update={"name": "long", "solve_sh": five}) for p in long_)]
+    assert [solution_lines(p) for p in parents] == [1, 5]
+    # priors 1/2 and 1/10: the short parent at 1/(k+2) until it ties 1/10 after 8 episodes; the tie goes to "long"
+    assert parent_schedule(parents, {}, 10) == [0] * 8 + [1, 0]
+    # children accepted of the long parent outweigh its prior
+    assert parent_schedule(parents, {"long": (2, 2), "s": (4, 0)}, 1) == [1]
+    # a domain pack whose parents are all long is taken in turn, as before
+    assert parent_schedule([parents[1], parents[1].model_copy(update={"name": "l2"})], {}, 3) == [0, 1, 0]
 
 
 def test_the_parent_whose_children_were_accepted_most_often_goes_first(tmp_path: Path) -> None:
@@ -139,4 +154,5 @@ def test_the_record_names_the_parent_the_episode_was_given(tmp_path: Path, monke
     config = ProposeConfig(mode="staged", n=2)
     domain = domain_context("terminal")  # the pack's parents: the worked example, then the short examples
     results = ProposeRun(tmp_path / "out", FakeBackend(), ScriptedModel([]), domain, config).generate()
-    assert [g.parent for g in results] == ["worked-example", "audit-file-permissions"]
+    # both from the worked example, the pack's shortest solution (see the next test), neither the switched one
+    assert [g.parent for g in results] == ["worked-example", "worked-example"]

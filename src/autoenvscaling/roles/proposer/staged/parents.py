@@ -2,9 +2,9 @@
 
 Parents, listed: environments accepted into the pool (newest first, passed in by the caller), the domain pack's
 worked example (the guide's example as a task dir), then the domain's example tasks. Each episode takes the parent
-whose children were accepted most often so far (``parent_schedule``; with no history, the parents in turn, as
-listed). The ``combine`` operator also takes a second parent: the next one in the list that has an input file and
-the same base image (``second_parent``).
+whose children were accepted most often so far (``parent_schedule``; with no history, the parents with the
+shortest solution in turn, as listed, then the longer ones). The ``combine`` operator also takes a second parent:
+the next one in the list that has an input file and the same base image (``second_parent``).
 """
 
 from __future__ import annotations
@@ -253,18 +253,23 @@ def children_made(records: Iterable[ProposalRecord], most: int = 6) -> dict[str,
 
 def parent_schedule(parents: list[Parent], history: Mapping[str, tuple[int, int]], count: int) -> list[int]:
     """The parent (an index into ``parents``) each of ``count`` episodes starts from: the one whose children were
-    accepted most often, ``(accepted + 1) / (proposed + 2)`` (an untried parent counts as 1/2), the less tried
-    one on a tie, then the one listed first. An episode scheduled earlier in the same run counts as proposed and
-    not accepted (its outcome comes after every episode was generated), so with no history the parents are taken
-    in turn. In yield series v13-v16 the staged arm's children of the worked example (a one-line awk over a
-    four-field log) were valid and reproduced 6 times in 15, those of the two other parents (three logs in nginx's
-    format with a .gz; file permissions under /srv) 0 times in 26: a small model's children of a parent that it
-    mutates well are the ones a blind solver reproduces."""
+    accepted most often, ``(accepted + 2 q) / (proposed + 2)``, the less tried one on a tie, then the one listed
+    first. ``q``, a parent's rate before it has children, is 1/2 for the parents with the shortest solution and
+    falls with the length of a parent's solution (``q = 1/2 * shortest / its lines``). An episode scheduled earlier
+    in the same run counts as proposed and not accepted (its outcome comes after every episode was generated), so
+    with no history the parents with the shortest solution are taken in turn, and a longer one once theirs have
+    fallen below its prior. In the staged episodes of yield series v13-v20, the demo series of b546ada and the
+    first three demo runs on 62c9339 (the 1.5B model), the children of the worked example (a one-line awk over a
+    four-field log) were valid and reproduced 27 times in 46, those of the terminal examples of 5 and 6 command
+    lines (three logs in nginx's format with a .gz; file permissions under /srv) once in 36: a small model's
+    children of a parent that it mutates well are the ones a blind solver reproduces."""
+    lines = [max(1, solution_lines(p)) for p in parents]
+    prior = [min(lines) / (2 * n) for n in lines]
     tried = [history.get(p.name, (0, 0))[0] for p in parents]
     accepted = [history.get(p.name, (0, 0))[1] for p in parents]
     schedule = []
     for _ in range(count):
-        best = max(range(len(parents)), key=lambda k: ((accepted[k] + 1) / (tried[k] + 2), -tried[k], -k))
+        best = max(range(len(parents)), key=lambda k: ((accepted[k] + 2 * prior[k]) / (tried[k] + 2), -tried[k], -k))
         schedule.append(best)
         tried[best] += 1
     return schedule
