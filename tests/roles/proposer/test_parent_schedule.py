@@ -156,3 +156,31 @@ def test_the_record_names_the_parent_the_episode_was_given(tmp_path: Path, monke
     results = ProposeRun(tmp_path / "out", FakeBackend(), ScriptedModel([]), domain, config).generate()
     # both from the worked example, the pack's shortest solution (see the next test), neither the switched one
     assert [g.parent for g in results] == ["worked-example", "worked-example"]
+
+
+def test_a_run_s_later_episodes_are_told_what_its_earlier_ones_made_from_their_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autoenvscaling.roles.proposer import run as run_module
+    from autoenvscaling.roles.proposer.records import GenerationResult
+
+    told: list[list[str]] = []
+    changes = ["Keep the lines with status 404", "Keep the lines with status 500", "Count the lines"]
+
+    def episode(_m: object, _b: object, ctx: object, *, episode_dir: Path, candidate_dir: Path, task_id: str,
+                **_k: object) -> GenerationResult:  # fmt: skip
+        told.append(list(ctx.made))  # type: ignore[attr-defined]
+        k = len(told) - 1
+        episode_dir.mkdir(parents=True)
+        (episode_dir / "staged.json").write_text(
+            json.dumps({"parent": "worked-example", "idea": {"change": changes[k]}}), encoding="utf-8"
+        )
+        if k != 1:  # the second episode ends without a candidate: what it asked was not made
+            candidate_dir.mkdir(parents=True)
+        return GenerationResult(id=task_id, mode="staged", episode_dir=str(episode_dir))
+
+    monkeypatch.setattr(run_module, "run_staged_episode", episode)
+    config = ProposeConfig(mode="staged", n=3, parent_children={"worked-example": ["Keep the lines with status 200"]})
+    ProposeRun(tmp_path / "out", FakeBackend(), ScriptedModel([]), domain_context("terminal"), config).generate()
+    earlier = ["Keep the lines with status 200"]
+    assert told == [earlier, [*earlier, changes[0]], [*earlier, changes[0]]]

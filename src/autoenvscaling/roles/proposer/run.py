@@ -53,6 +53,7 @@ from autoenvscaling.roles.proposer.staged.flow import run_staged_episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
 from autoenvscaling.roles.proposer.staged.parents import (
     Parent,
+    idea_of,
     parent_candidates,
     parent_schedule,
     second_parent,
@@ -231,7 +232,7 @@ class ProposeRun:
             parent=parent,
             second=second_parent(self.parents, chosen),
             findings=findings,
-            made=self.config.parent_children.get(parent.name, []),
+            made=[*self.config.parent_children.get(parent.name, []), *self._made_before(i, parent.name)],
             references=self.references(GenerationResult(id=gid, mode=self.config.mode, episode_dir="")),
             novelty_threshold=self.config.proposer.novelty_threshold,
             run_id=self.run_id,
@@ -252,6 +253,18 @@ class ProposeRun:
         # staged.json and the child's lineage name the one used). Counting the one used kept a parent whose
         # episodes always switched to their second parent untried, and so scheduled every other time (v18).
         return result.model_copy(update={"parent": parent.name})
+
+    def _made_before(self, i: int, parent: str) -> list[str]:
+        """What this run's episodes before ``i`` that submitted a candidate from ``parent`` asked (their ideas'
+        sentences): the idea stage is told, so a round's episodes from one parent ask different things (they are
+        not validated yet, so they are no reason to reject a copy)."""
+        made = []
+        for j in range(self.config.first_index, i):
+            episode_dir, candidate_dir = self.dirs(self.gid(j))
+            used, change = idea_of(episode_dir)
+            if candidate_dir.is_dir() and used == parent and change and change not in made:
+                made.append(change)
+        return made
 
     def gid(self, i: int) -> str:
         """Episode ``i``'s id: its dirs' name, its candidate's task name and its records' key."""

@@ -241,14 +241,22 @@ def children_made(records: Iterable[ProposalRecord], most: int = 6) -> dict[str,
     for r in records:
         if r.parent is None or not r.is_valid:
             continue
-        try:
-            log = json.loads((Path(r.episode_dir) / "staged.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        change = ((log.get("idea") or {}).get("change") or "").strip()
+        change = idea_of(Path(r.episode_dir))[1]
         if change and change not in made.get(r.parent, []):
-            made.setdefault(r.parent, []).append(change[:200])
+            made.setdefault(r.parent, []).append(change)
     return {name: changes[-most:] for name, changes in made.items()}
+
+
+def idea_of(episode_dir: Path) -> tuple[str | None, str]:
+    """The parent a staged episode used and its idea's sentence (cut at 200 characters), from its ``staged.json``;
+    ``(None, "")`` when there is none to read."""
+    try:
+        log = json.loads((episode_dir / "staged.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, ""
+    if not isinstance(log, dict):
+        return None, ""
+    return log.get("parent"), (((log.get("idea") or {}).get("change") or "").strip())[:200]
 
 
 def parent_schedule(parents: list[Parent], history: Mapping[str, tuple[int, int]], count: int) -> list[int]:
