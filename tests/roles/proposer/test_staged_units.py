@@ -550,6 +550,9 @@ def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
     assert prose_of(given) == "Select lines of /app/a.log into /app/b.txt."
     assert prose_of("```\nCount the lines of /app/a.txt.\n```") == "Count the lines of /app/a.txt."
     assert prose_of("Instruction:\nCount the lines.") == "Count the lines."
+    quoted = 'The instruction is:\n"Filter out lines with status 404 from `/app/a.log` into `/app/b.txt`."\nIn order.'
+    assert prose_of(quoted) == "Filter out lines with status 404 from `/app/a.log` into `/app/b.txt`.\nIn order."
+    assert prose_of('Say "yes" when done.') == 'Say "yes" when done.'  # quotes inside a line stay
     # yield series v15 A1 #0: a reply cut inside its example script left a heading and its lead-in behind
     cut = (
         "Count each status of /app/data/access.log.\n\n### Rules\n\n1. **Output Format**: `404 3`.\n\n"

@@ -28,6 +28,9 @@ _POINTER = re.compile(
 )
 # "Here's the instruction for a person who must ...:" in front of the instruction itself
 _PREAMBLE = re.compile(r"\A\s*(?:(?:sure|certainly|okay)[,!.]?\s*)?here(?:'s| is)\b[^\n]*:[ \t]*\n+", re.IGNORECASE)
+# "The instruction is:" over the reply's text, which stands in quotes (a recorded demo run on 62c9339)
+_INTRO = re.compile(r"\A\s*(?:the |your |new )*instruction(?: is| for [^\n:]*)?\s*:[ \t]*\n+", re.IGNORECASE)
+_QUOTED_LINE = re.compile(r'\A"([^"\n]+)"[ \t]*(?=\n|\Z)')
 _LABEL = re.compile(r"^\s*(?:#+\s*)?(?:instruction(?:\.md)?|solve\.sh|content)\s*:?\s*$", re.IGNORECASE)
 
 
@@ -62,8 +65,11 @@ def fenced_or_plain(text: str) -> str:
 def prose_of(text: str) -> str:
     """An instruction reply's prose: fenced blocks are code (a command in an instruction gives the task away),
     so only the text around them counts, unless the reply is nothing but a fence (around prose, or code that
-    the prose check then refuses). A line that introduced a block goes with it (``_lead_in``)."""
+    the prose check then refuses). A line that introduced a block goes with it (``_lead_in``), and so does a
+    first line that introduces the instruction, with the quotes around the line under it (``_INTRO``)."""
     text = _PREAMBLE.sub("", text, count=1)
+    if (intro := _INTRO.match(text)) is not None:
+        text = _QUOTED_LINE.sub(r"\1", text[intro.end() :], count=1)
     text = _LEAD_FENCE.sub(_lead_in, text)
     outside = re.sub(r"\n{3,}", "\n\n", _WHOLE_FENCE.sub("\n", text)).strip()
     if not outside:
