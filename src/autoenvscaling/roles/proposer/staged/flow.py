@@ -276,7 +276,9 @@ def reread(
     try:
         ep.ask_describe(problem=reader_problem(readback, ep.output))
         again, expected = _recorded(ep, "self-check")
-        if again.ok:
+        if not again.ok:
+            ep.log.self_check.append(f"the rewrite was refused: {again.check}")
+        else:
             ep.files.instruction = _completed(ep, again)
             if read_back(ep, again, 1, first=readback.asked + 1).reproduced:
                 ep.log.self_check.append("the rewritten instruction stands: a reader made the recorded output")
