@@ -819,6 +819,9 @@ def test_a_filter_whose_fields_shift_is_checked_line_by_line() -> None:
         ("Keep the requests with a status code of 404.", "10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n",
          "status code of 404"),
         ("Keep the lines with status codes 404, 500.", ERRORS, None),  # every line holds one
+        # a demo run on a4556e2: "400, 500, or 600" was read as "400, 500" and a 600 line refused
+        ("Select only lines where the status code is 404, 500, or 200.", LOG, None),
+        ("Lines with status 404, 500, and 200 only.", LOG, None),
         ("Remove the lines with status code 404.", ERRORS, None),  # a removal: another check's
         ("Lines whose status code is not 404.", ERRORS, None),  # a negation
         ("Count the requests with status code 404.", "2\n", None),  # no filter: nothing to compare

@@ -187,7 +187,8 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
 
 
 _STATUS_IS = re.compile(
-    r"\bstatus(?: codes?)?\s+(?:is\s+|of\s+|equal to\s+|=+\s*)?(\d{3})((?:\s*(?:,|\bor\b|\band\b)\s*\d{3})*)\b"
+    r"\bstatus(?: codes?)?\s+(?:is\s+|of\s+|equal to\s+|=+\s*)?(\d{3})"
+    r"((?:\s*(?:,\s*(?:or\b|and\b)?|\bor\b|\band\b)\s*\d{3})*)\b"  # "400, 500, or 600" is one list
 )
 _COUNTED = re.compile(r"^\d+\s+")
 
