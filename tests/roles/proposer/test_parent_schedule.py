@@ -184,3 +184,34 @@ def test_a_run_s_later_episodes_are_told_what_its_earlier_ones_made_from_their_p
     ProposeRun(tmp_path / "out", FakeBackend(), ScriptedModel([]), domain_context("terminal"), config).generate()
     earlier = ["Keep the lines with status 200"]
     assert told == [earlier, [*earlier, changes[0]], [*earlier, changes[0]]]
+
+
+def test_an_idea_the_parent_s_children_already_asked_is_asked_again_once(
+    tmp_path: Path, terminal_domain: DomainContext
+) -> None:
+    from autoenvscaling.roles.proposer.staged.parents import made_already
+
+    made = ["Filter the logs to only include requests with status code 400 or 500."]
+    assert made_already("filter the logs to only include requests with status code 400 or 500", made) == made[0]
+    assert made_already("Only include requests with status code 404", made) is None
+    assert (
+        made_already("Keep the lines with status greater than 400", ["Keep the lines with status less than 400"])
+        is None
+    )
+
+    def idea(change: str) -> str:
+        return json.dumps({"operator": "filter", "change": change, "output_file": "/app/r.txt", "compare": "exact"})
+
+    for replies, chosen in (
+        ([idea(made[0].lower()), idea("Keep the requests for /login")], "Keep the requests for /login"),
+        ([idea(made[0]), idea(made[0])], made[0]),  # told once; the second answer stands
+        ([idea(made[0]), "not an idea", "not an idea"], made[0]),  # no second answer: the first stands
+    ):
+        config = ProposeConfig(mode="staged", n=1, parent_children={"worked-example": made})
+        model = ScriptedModel(replies)
+        out = tmp_path / str(len(replies)) / chosen[:4]
+        (result,) = ProposeRun(out, FakeBackend(), model, terminal_domain, config).generate()
+        assert f'"{made[0]}" was made from this parent already' in model.calls[1][-1].content
+        assert "was made from this parent already" not in model.calls[0][-1].content
+        log = json.loads((Path(result.episode_dir) / "staged.json").read_text())
+        assert log["idea"]["change"] == chosen

@@ -47,7 +47,7 @@ from autoenvscaling.roles.proposer.staged.giveaway import (
     without_commands,
     without_cut_tail,
 )
-from autoenvscaling.roles.proposer.staged.parents import Parent, about_second, head
+from autoenvscaling.roles.proposer.staged.parents import Parent, about_second, head, made_already
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import (
     COMBINE,
@@ -225,8 +225,11 @@ class Episode:
 
     # -- model stages ---------------------------------------------------------------------------------------
     def ask_idea(self) -> bool:
-        findings = self.ctx.findings
-        for _ in range(2):  # one retry: a constrained reply rarely fails, a cut-off one can
+        """The idea, with one retry for a reply that does not parse (a constrained reply rarely fails, a cut-off one
+        can) and one for an idea the parent's children already asked (``made_already``): told so, the model answers
+        again, and its second answer stands whatever it asks."""
+        findings, problem, repeated, failures = self.ctx.findings, "", None, 0
+        while True:
             reply = self.caller.ask(
                 "idea",
                 "idea.j2",
@@ -239,12 +242,23 @@ class Episode:
                 compares=COMPARE_HELP,
                 parent_has_inputs=bool(self.ctx.parent.data),
                 can_combine="combine" in self.operators,
+                problem=problem,
             )
             idea = parse_json(reply, Idea)
-            if isinstance(idea, Idea):
-                self.choose(idea)
-                return True
-        return False
+            if not isinstance(idea, Idea):
+                failures += 1
+                if failures < 2:
+                    continue
+                if repeated is None:
+                    return False
+                idea = repeated
+            elif repeated is None and (twin := made_already(idea.change, self.ctx.made)) is not None:
+                repeated = idea
+                self.caller.note("idea", f"already made from this parent: {twin}")
+                problem = f'"{twin}" was made from this parent already: make a different task (another rule, output).'
+                continue
+            self.choose(idea)
+            return True
 
     def wants_data(self) -> bool:
         idea = self.log.idea

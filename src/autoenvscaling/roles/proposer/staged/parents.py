@@ -73,6 +73,25 @@ def idea_affinity(change: str, parent: Parent) -> int:
     return len(words & known)
 
 
+# Words that say nothing of what an idea asks; unlike ``_IDEA_FILLER``, comparisons and numbers stay.
+_GLUE = frozenset(
+    "the a an and or of to in on at by for with that which where whose only all each every is are".split()
+)
+
+
+def made_already(change: str, made: list[str]) -> str | None:
+    """The sentence of ``made`` that asks what ``change`` asks, or None: the same words, glue words left out
+    (a Jaccard similarity of 0.8 or more; "status 404" and "status 500", "less than 400" and "greater than 400"
+    differ). In demo run 2 on a4556e2 the second episode asked "filter the logs to only include requests with
+    status code 400 or 500", the first one's sentence word for word, under the list that showed it."""
+    words = {w for w in _WORD.findall(change.lower()) if w not in _GLUE}
+    for sentence in made:
+        other = {w for w in _WORD.findall(sentence.lower()) if w not in _GLUE}
+        if words and other and len(words & other) >= 0.8 * len(words | other):
+            return sentence
+    return None
+
+
 def about_second(change: str, parent: Parent, second: Parent) -> bool:
     """Whether an idea (not ``combine``) is about the second task rather than its parent.
 
