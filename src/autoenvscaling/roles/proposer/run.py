@@ -97,8 +97,8 @@ class ProposeConfig(BaseModel):
     )
     parent_children: dict[str, list[str]] = Field(
         default_factory=dict,
-        description="staged: per parent name, what its accepted children asked (``parents.children_made``): the "
-        "idea stage is shown them, to ask something else",
+        description="staged: per parent name, what its accepted children asked (``parents.children_made``): an "
+        "idea that asks one of them again is sampled again",
     )
     references: list[Path] = Field(
         default_factory=list,
@@ -256,8 +256,8 @@ class ProposeRun:
 
     def _made_before(self, i: int, parent: str) -> list[str]:
         """What this run's episodes before ``i`` that submitted a candidate from ``parent`` asked (their ideas'
-        sentences): the idea stage is told, so a round's episodes from one parent ask different things (they are
-        not validated yet, so they are no reason to reject a copy)."""
+        sentences): an idea asking one of them again is sampled again, so a round's episodes from one parent ask
+        different things (they are not validated yet, so they are no reason to reject a copy)."""
         made = []
         for j in range(self.config.first_index, i):
             episode_dir, candidate_dir = self.dirs(self.gid(j))

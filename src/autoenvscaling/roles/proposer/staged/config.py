@@ -24,6 +24,12 @@ class StagedConfig(BaseModel):
         ge=1,
         description="mutate only parents whose solve.sh has at most this many command lines (None: any parent)",
     )
+    idea_resamples: int = Field(
+        default=2,
+        ge=0,
+        description="staged: an idea that asks what the parent's accepted children (or the run's earlier episodes) "
+        "asked is sampled again from the same prompt, at most this many times; the last answer stands",
+    )
     solution_samples: int = Field(default=3, ge=1, description="solve.sh attempts (fresh samples and repairs)")
     max_repairs: int = Field(default=1, ge=0, description="fix_* decisions acted on")
     run_timeout_sec: float = Field(default=60.0, gt=0, description="one solve.sh run in the draft's image")

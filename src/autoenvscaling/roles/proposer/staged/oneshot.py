@@ -112,7 +112,6 @@ def propose_oneshot_recorded(
             parent_block=ep.parent_block,
             parent=ctx.parent,
             findings=ctx.findings,
-            made=ctx.made,
             operators=ep.operators,
             compares=COMPARE_HELP,
         )

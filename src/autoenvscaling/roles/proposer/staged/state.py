@@ -52,7 +52,7 @@ class StagedContext(BaseModel):
     parent: Parent
     second: Parent | None = None  # offered for combine (``parents.second_parent``); None: combine not offered
     findings: list[str] = Field(default_factory=list)
-    made: list[str] = Field(default_factory=list)  # what the parent's accepted children asked: ask something else
+    made: list[str] = Field(default_factory=list)  # what the parent's children asked: an idea asking it is resampled
     references: list[Path] = Field(default_factory=list)  # novelty: tasks the child must not copy
     novelty_threshold: float = 0.8
     run_id: str | None = None
