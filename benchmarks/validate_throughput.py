@@ -2,9 +2,16 @@
 share spent per phase and our per-trial overhead (everything except the task's own commands).
 
     python benchmarks/validate_throughput.py [--repeats 3] [--concurrency 1 2] [--tasks NAME ...] [--json out.json]
+        [--task-dir DIR ...] [--image-alias FROM=TO ...]
 
-``--tasks``: only the valid examples with these dir names (default: all of them). ``overhead_share`` is the
-overhead summed over the trials divided by their summed phase time (issue 14's target: <= 25 % on small tasks).
+``--tasks``: only the valid examples with these dir names (default: all of them). ``--task-dir``: validate these
+task dirs (or every task dir below each, as ``autoenv validate`` takes them), e.g. public Harbor tasks; with it,
+the examples are left out unless ``--tasks`` also names some. ``--image-alias FROM=TO`` (repeatable) builds tasks
+whose base image is FROM on the local image TO, as ``autoenv validate --image-alias`` does (the same parsing and
+the same builder): ``benchmarks/harbor_standin/`` holds a stand-in for the public tasks' base images.
+``not_valid`` counts the tasks whose verdict was not ``valid`` (their trials still count: check that it is 0).
+``overhead_share`` is the overhead summed over the trials divided by their summed phase time (issue 14's target:
+<= 25 % on small tasks, <= 5 % on real tasks whose own commands do real work).
 ``machine_cpu_busy`` is the whole machine's CPU use during the run (1.0: every core busy throughout). ``--floor N``
 also times N bare container lifecycles per task (create, start, ``true``, stop) with the machine CPU each costs,
 and prints ``container_cpu_share``: the trials' bare containers' CPU (two per separate-mode trial) over the
@@ -15,7 +22,8 @@ baseline): ``harbor run -a oracle -k K`` and ``harbor run -a nop`` over a datase
 ``-n`` set to the concurrency. It prints Harbor's wall against ours (``harbor_ratio``: the small-task target is
 >= 6x) and whether Harbor's rewards give each task the verdict ours does. BIN is the ``harbor`` of a Python >= 3.12
 venv (``scripts/harbor_side_venv.sh`` makes one, outside this checkout, with the Docker Compose v2 plugin that
-Harbor's docker environment needs; set ``DOCKER_CONFIG`` to the folder it prints).
+Harbor's docker environment needs; set ``DOCKER_CONFIG`` to the folder it prints). Harbor is not given
+``--image-alias``: tag the stand-in with the base images' own names for it.
 
 Images are built once before timing (a warm layer cache is the steady state of a flywheel).
 """
@@ -32,6 +40,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from autoenvscaling.errors import UserInputError
+from autoenvscaling.images.aliases import resolve_aliases
 from autoenvscaling.sandbox.base import SandboxBackend
 from autoenvscaling.sandbox.registry import get_backend
 from autoenvscaling.tasks import load_task
@@ -232,6 +242,19 @@ def main() -> None:
     ap.add_argument("--baseline-tasks", type=int, default=3, help="tasks whose oracle trials also run via the CLI")
     ap.add_argument("--tasks", nargs="+", metavar="NAME", help="only these valid examples (their dir names)")
     ap.add_argument(
+        "--task-dir",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="validate these task dirs (or the task dirs below each); the examples only with --tasks",
+    )
+    ap.add_argument(
+        "--image-alias",
+        action="append",
+        metavar="FROM=TO",
+        help="build tasks whose base image is FROM on the local image TO (repeatable; as autoenv validate)",
+    )
+    ap.add_argument(
         "--floor", type=int, default=0, metavar="N", help="also time N bare container lifecycles per task (the floor)"
     )
     ap.add_argument("--harbor", metavar="BIN", help="also run Harbor's oracle and nop on the same tasks (its `harbor`)")
@@ -239,14 +262,20 @@ def main() -> None:
     if args.harbor and not shutil.which(args.harbor):
         ap.error(f"--harbor: no such executable: {args.harbor}")
 
-    tasks = valid_examples()
+    try:
+        aliases = resolve_aliases(args.image_alias)
+        extra = find_task_dirs(args.task_dir) if args.task_dir else []
+    except UserInputError as e:
+        ap.error(str(e))
+    tasks = valid_examples() if args.tasks or not extra else []
     if args.tasks:
         unknown = sorted(set(args.tasks) - {t.name for t in tasks})
         if unknown:
             ap.error(f"not a valid example: {', '.join(unknown)}")
         tasks = [t for t in tasks if t.name in args.tasks]
+    tasks += [t for t in extra if t not in tasks]
     backend = get_backend("docker")
-    builder = EnvironmentBuilder(backend)
+    builder = EnvironmentBuilder(backend, aliases=aliases)
     for t in tasks:  # warm the image cache; builds are not what we time here
         builder.image_for(load_task(t))
 
@@ -268,7 +297,8 @@ def main() -> None:
     rows: dict[int, dict[str, float]] = {}
     for n in args.concurrency:
         with tempfile.TemporaryDirectory() as tmp:
-            run = ValidationRun(Path(tmp) / f"c{n}", backend, ValidationConfig(repeats=args.repeats), concurrency=n)
+            config = ValidationConfig(repeats=args.repeats)
+            run = ValidationRun(Path(tmp) / f"c{n}", backend, config, aliases=aliases, concurrency=n)
             start, cpu0 = time.perf_counter(), cpu_busy_s()
             reports, _ = run.run(tasks)
             wall, cpu = time.perf_counter() - start, cpu_busy_s() - cpu0
@@ -295,7 +325,8 @@ def main() -> None:
                 print(f"c={n}: {k}: ours {o}, Harbor {h}")
         rows[n] = stats
 
-    print(f"{len(tasks)} valid examples, K={args.repeats} + nop ({(args.repeats + 1) * len(tasks)} trials per run)")
+    what = f"{len(tasks)} tasks" if extra else f"{len(tasks)} valid examples"
+    print(f"{what}, K={args.repeats} + nop ({(args.repeats + 1) * len(tasks)} trials per run)")
     print(f"{'metric':<24}" + "".join(f"{'c=' + str(n):>12}" for n in rows))
     for key in rows[args.concurrency[0]]:
         print(f"{key:<24}" + "".join(f"{rows[n][key]:>12.3f}" for n in rows))
