@@ -9,7 +9,7 @@ import pytest
 
 from autoenvscaling.roles.proposer.domain import domain_context
 from autoenvscaling.roles.proposer.novelty import grading_text
-from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json, prose_of
+from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_json, plain_markdown, prose_of
 from autoenvscaling.roles.proposer.staged.giveaway import (
     answer_in_instruction,
     quoted_output_lines,
@@ -543,6 +543,26 @@ def test_parents_with_long_solutions_are_left_out_unless_none_would_remain() -> 
     assert [p.name for p in parent_candidates(domain, max_solution_lines=0)] == [p.name for p in every]
 
 
+def test_an_instruction_is_plain_prose_without_headings_and_bold_marks() -> None:
+    # yield series v22 A1 #0: the model's markdown, bold labels and all, stood in the instruction
+    reply = (
+        "**Task: Select the lines of /app/data/access.log with status 404.**\n\n**Instruction:**\n"
+        "**Write them to `/app/out.txt`**, in input order.\n### Output\nOne line per request."
+    )
+    assert prose_of(reply) == (
+        "Task: Select the lines of /app/data/access.log with status 404.\n\n"
+        "Write them to `/app/out.txt`, in input order.\nOutput\nOne line per request."
+    )
+    # code spans keep their marks; a lone or spaced ** is no emphasis
+    assert (
+        plain_markdown("Match `**/*.log` and `a__b__c`, a ** b, 2**3.")
+        == "Match `**/*.log` and `a__b__c`, a ** b, 2**3."
+    )
+    assert plain_markdown("## **Note**: keep #3, # signs and /app/pkg/__init__.py") == (
+        "Note: keep #3, # signs and /app/pkg/__init__.py"
+    )
+
+
 def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
     reply = "To select the files, run the command:\n```bash\nfind /srv/data -type f -perm -o+w\n```\nThat is all."
     assert prose_of(reply) == "To select the files.\n\nThat is all."
@@ -559,9 +579,7 @@ def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
         "### Example Solution\n\nHere is a sample `solve.sh` script that accomplishes the task:\n\n```bash\n"
         "#!/bin/bash\ngrep -i"
     )
-    assert prose_of(cut) == (
-        "Count each status of /app/data/access.log.\n\n### Rules\n\n1. **Output Format**: `404 3`."
-    )
+    assert prose_of(cut) == "Count each status of /app/data/access.log.\n\nRules\n\n1. Output Format: `404 3`."
     assert prose_of("Write /app/b.txt. Its lines look like:") == "Write /app/b.txt. Its lines look like:"  # no code
     # the accepted instruction of a recorded `make demo` run (2026-12-04) ended on this pointer
     demo = (
@@ -912,7 +930,7 @@ def test_files_the_instruction_names_that_the_image_does_not_hold_are_found_and_
 
 def test_a_preamble_before_the_instruction_is_dropped() -> None:
     reply = "Here's the instruction for a person who must produce this file:\n\n**Input:** /app/a.log\nCount it."
-    assert prose_of(reply) == "**Input:** /app/a.log\nCount it."
+    assert prose_of(reply) == "Input: /app/a.log\nCount it."
     assert prose_of("Sure! Here is the task:\nCount /app/a.log.") == "Count /app/a.log."
     assert prose_of("Here is /app/a.log: count its lines.") == "Here is /app/a.log: count its lines."
 
