@@ -47,6 +47,19 @@ def test_build_failure_carries_the_log_tail(docker_backend: DockerBackend, tag: 
     assert "about-to-fail" in info.value.log_tail and "7" in str(info.value)
 
 
+def test_a_dockerfile_the_engine_cannot_parse_is_the_tasks_build_failure(
+    docker_backend: DockerBackend, tag: str, tmp_path: Path
+) -> None:
+    # the engine refuses it before any step runs (HTTP 400), which is no engine failure (a yield benchmark's
+    # one-shot arm wrote its Dockerfile on one line; the benchmark stopped on it as on an infrastructure error)
+    (tmp_path / "Dockerfile").write_text(f"FROM {BASE_IMAGE} WORKDIR /app COPY data/ /app/data/\n")
+    with pytest.raises(BuildError, match="FROM requires either one or three arguments"):
+        docker_backend.build(BuildSpec(context_dir=tmp_path, tag=tag))
+    (tmp_path / "Dockerfile").write_text(f"FROM {BASE_IMAGE}\nFROBNICATE /app\n")
+    with pytest.raises(BuildError, match=r"(?i)unknown instruction"):
+        docker_backend.build(BuildSpec(context_dir=tmp_path, tag=tag))
+
+
 def test_build_timeout(docker_backend: DockerBackend, tag: str, tmp_path: Path) -> None:
     ctx = context(tmp_path, "RUN sleep 60")
     with pytest.raises(BuildError) as info:

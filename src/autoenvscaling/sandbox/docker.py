@@ -35,6 +35,11 @@ _ENGINE_FAULTS = re.compile(
     re.IGNORECASE,
 )
 
+# The engine's 4xx answers to a build request that are about the Dockerfile itself (a yield benchmark's one-shot
+# arm wrote its Dockerfile on one line, `FROM autoenv/terminal:latest WORKDIR /app COPY data/ /app/data/`: "dockerfile
+# parse error line 1: FROM requires either one or three arguments"): the task's build failed, the engine is fine.
+_DOCKERFILE_REFUSED = re.compile(r"dockerfile parse error|unknown instruction|dockerfile .*cannot be empty", re.I)
+
 
 class _BuildRun:
     """Consumes one build's JSON stream on a worker thread, so the caller can enforce a wall-clock timeout."""
@@ -73,7 +78,15 @@ class _BuildRun:
                     self.log.append(self.error)
                     if _ENGINE_FAULTS.search(self.error):
                         self.engine_error = self.error
-        except Exception as e:  # an API or connection error is the engine's, not the task's
+        except docker.errors.APIError as e:
+            if self.error is not None:
+                return
+            if e.is_client_error() and _DOCKERFILE_REFUSED.search(str(e.explanation or "")):
+                self.error = str(e.explanation).strip()  # the task's Dockerfile, refused before any step ran
+                self.log.append(self.error)
+            else:
+                self.engine_error = f"{type(e).__name__}: {e}"
+        except Exception as e:  # a connection error is the engine's, not the task's
             if self.error is None:
                 self.engine_error = f"{type(e).__name__}: {e}"
 
