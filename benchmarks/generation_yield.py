@@ -88,11 +88,17 @@ class Item(BaseModel):
 
 
 def code_version() -> str:
-    """The short commit of the code this script imports, ``-dirty`` when its tree has uncommitted changes."""
+    """The last commit that changed the code this script imports (``src/``, ``examples/``), ``-dirty`` when those
+    folders have uncommitted changes: a series continued from a later commit that changed only documents or
+    benchmarks is still one code's series."""
     src = Path(__file__).resolve().parents[1]
     try:
-        rev = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "src"], capture_output=True, text=True)
+        rev = subprocess.run(
+            ["git", "-C", str(src), "log", "-1", "--format=%h", "--", "src", "examples"], capture_output=True, text=True
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(src), "status", "--porcelain", "src", "examples"], capture_output=True, text=True
+        )
     except OSError:
         return "unknown"
     if rev.returncode != 0:
@@ -384,9 +390,11 @@ def recover_items(args: argparse.Namespace, arms: list[str], items: list[Item], 
 
 
 def _lead_records(items: list[Item], arms: list[str], index: int) -> list[ProposalRecord]:
-    """The lead arm's records before ``index`` (the lead arm: A1 when it runs, else the first arm that starts
-    from parents; none: no records)."""
-    lead = "A1" if "A1" in arms else next((a for a in arms if ARMS[a] in STAGED_MODES), None)
+    """The lead arm's records before ``index`` (the lead arm: A1 when it runs or ran in this series, so that a
+    baseline arm continued past A1's items still starts where A1 would; else the first arm that starts from
+    parents; none: no records)."""
+    has_a1 = "A1" in arms or any(it.arm == "A1" for it in items)
+    lead = "A1" if has_a1 else next((a for a in arms if ARMS[a] in STAGED_MODES), None)
     return [it.record for it in sorted(items, key=lambda it: it.index) if it.arm == lead and it.index < index]
 
 

@@ -78,8 +78,12 @@ def test_every_arm_takes_the_parent_the_lead_arms_earlier_items_chose(bench: Mod
     # A1 leads whichever order the arms run in
     assert bench.lead_history(items, ["P1", "A1"], 2) == {"a": (1, 1), "b": (1, 0)}
     assert bench.lead_history(items, ["A1", "P1"], 0) == {}
-    assert bench.lead_history(items, ["P1"], 2) == {"a": (1, 0), "b": (1, 1)}  # without A1, P1 leads
-    assert bench.lead_history(items, ["P0"], 2) == {}  # no arm starts from parents: no history
+    # a baseline continued alone past A1's items starts where A1 would; in a series without A1, P1 leads
+    assert bench.lead_history(items, ["P1"], 2) == {"a": (1, 1), "b": (1, 0)}
+    assert bench.lead_history(items, ["P1"], 9) == {"a": (2, 1), "b": (1, 0)}
+    without_a1 = [it for it in items if it.arm != "A1"]
+    assert bench.lead_history(without_a1, ["P1"], 2) == {"a": (1, 0), "b": (1, 1)}
+    assert bench.lead_history(without_a1, ["P0"], 2) == {}  # no arm starts from parents: no history
     assert bench.parents_line(items, "A1") == "a 1/2, b 0/1"
     # each arm's earlier valid candidates are its references: a later one must not copy them
     record = bench.parent_record(items, ["A1", "P1"], "P1", 2)
