@@ -2,13 +2,16 @@
 share spent per phase and our per-trial overhead (everything except the task's own commands).
 
     python benchmarks/validate_throughput.py [--repeats 3] [--concurrency 1 2] [--tasks NAME ...] [--json out.json]
-        [--task-dir DIR ...] [--image-alias FROM=TO ...]
+        [--task-dir DIR ...] [--image-alias FROM=TO ...] [--removal background|inline ...]
 
 ``--tasks``: only the valid examples with these dir names (default: all of them). ``--task-dir``: validate these
 task dirs (or every task dir below each, as ``autoenv validate`` takes them), e.g. public Harbor tasks; with it,
 the examples are left out unless ``--tasks`` also names some. ``--image-alias FROM=TO`` (repeatable) builds tasks
 whose base image is FROM on the local image TO, as ``autoenv validate --image-alias`` does (the same parsing and
 the same builder): ``benchmarks/harbor_standin/`` holds a stand-in for the public tasks' base images.
+``--removal``: one run per entry at each concurrency, with each trial's containers removed in the background (the
+default: the next trial runs meanwhile, and the run's wall includes waiting for the last) or ``inline`` (the trial
+waits); ``--removal inline background background inline`` is an A/B within one run, with its wall ratio printed.
 ``not_valid`` counts the tasks whose verdict was not ``valid`` (their trials still count: check that it is 0).
 ``overhead_share`` is the overhead summed over the trials divided by their summed phase time (issue 14's target:
 <= 25 % on small tasks, <= 5 % on real tasks whose own commands do real work).
@@ -53,6 +56,7 @@ from autoenvscaling.verify.environment import EnvironmentBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier", "teardown")
+REMOVALS = ("background", "inline")  # ValidationConfig.remove_in_background: the default, and the trial's own wait
 
 
 def valid_examples() -> list[Path]:
@@ -258,6 +262,14 @@ def main() -> None:
         "--floor", type=int, default=0, metavar="N", help="also time N bare container lifecycles per task (the floor)"
     )
     ap.add_argument("--harbor", metavar="BIN", help="also run Harbor's oracle and nop on the same tasks (its `harbor`)")
+    ap.add_argument(
+        "--removal",
+        nargs="+",
+        choices=REMOVALS,
+        default=["background"],
+        help="how trials' containers are removed, one validation run per entry at each concurrency, in this order "
+        "(e.g. inline background background inline: an A/B in one run)",
+    )
     args = ap.parse_args()
     if args.harbor and not shutil.which(args.harbor):
         ap.error(f"--harbor: no such executable: {args.harbor}")
@@ -294,54 +306,40 @@ def main() -> None:
         lifecycle[t] = container_lifecycle(backend, builder, t, args.floor)
     by_name = {load_task(t).name: t for t in tasks}
 
-    rows: dict[int, dict[str, float]] = {}
+    rows: dict[str, dict[str, float]] = {}
     for n in args.concurrency:
-        with tempfile.TemporaryDirectory() as tmp:
-            config = ValidationConfig(repeats=args.repeats)
-            run = ValidationRun(Path(tmp) / f"c{n}", backend, config, aliases=aliases, concurrency=n)
-            start, cpu0 = time.perf_counter(), cpu_busy_s()
-            reports, _ = run.run(tasks)
-            wall, cpu = time.perf_counter() - start, cpu_busy_s() - cpu0
-        bad = [r.task_name for r in reports if not r.is_valid]
-        stats = trial_stats(reports)
-        stats["wall_s"] = wall
-        stats["not_valid"] = float(len(bad))
-        stats["machine_cpu_busy"] = cpu / (wall * (os.cpu_count() or 1))  # 1.0: every core busy the whole run
-        stats["machine_cpu_per_trial_s"] = cpu / (stats["trials"] or 1.0)
-        if lifecycle:  # the bare containers' CPU, as a share of the machine's CPU in the run
-            bare = sum(
-                containers_per_trial(by_name[r.task_name]) * lifecycle[by_name[r.task_name]]["cpu"] * len(r.trials)
-                for r in reports
-            )
-            stats["container_cpu_share"] = bare / (cpu or 1.0)
-        if args.harbor:
-            harbor = harbor_validation(args.harbor, tasks, args.repeats, n)
-            ours = {by_name[r.task_name].name: r.verdict.value for r in reports}
-            differ = {k: (ours.get(k), v) for k, v in harbor["verdicts"].items() if ours.get(k) != v}
-            stats["harbor_wall_s"] = harbor["wall_s"]
-            stats["harbor_ratio"] = harbor["wall_s"] / wall
-            stats["harbor_verdicts_differ"] = float(len(differ))
-            for k, (o, h) in differ.items():
-                print(f"c={n}: {k}: ours {o}, Harbor {h}")
-        rows[n] = stats
+        for i, removal in enumerate(args.removal):
+            label = f"c={n}" if len(args.removal) == 1 else f"c={n} {removal}#{args.removal[: i + 1].count(removal)}"
+            rows[label] = _measured_run(args, backend, tasks, aliases, n, removal, lifecycle, by_name)
+    first = next(iter(rows))
 
     what = f"{len(tasks)} tasks" if extra else f"{len(tasks)} valid examples"
     print(f"{what}, K={args.repeats} + nop ({(args.repeats + 1) * len(tasks)} trials per run)")
-    print(f"{'metric':<24}" + "".join(f"{'c=' + str(n):>12}" for n in rows))
-    for key in rows[args.concurrency[0]]:
-        print(f"{key:<24}" + "".join(f"{rows[n][key]:>12.3f}" for n in rows))
-    if len(rows) > 1:
-        base = rows[args.concurrency[0]]["wall_s"]
+    print(f"{'metric':<24}" + "".join(f"{label:>17}" for label in rows))
+    for key in rows[first]:
+        print(f"{key:<24}" + "".join(f"{row[key]:>17.3f}" for row in rows.values()))
+    if len(args.concurrency) > 1 and len(args.removal) == 1:
+        base = rows[first]["wall_s"]
         for n in args.concurrency[1:]:
-            print(f"speed-up c={n} vs c={args.concurrency[0]}: {base / rows[n]['wall_s']:.2f}x")
+            print(f"speed-up c={n} vs {first}: {base / rows[f'c={n}']['wall_s']:.2f}x")
+    if len(set(args.removal)) > 1:
+        for n in args.concurrency:
+            mean = {
+                m: statistics.mean(r["wall_s"] for k, r in rows.items() if k.startswith(f"c={n} {m}#"))
+                for m in REMOVALS
+            }
+            print(f"c={n}: mean wall, removal in the background / inline: {mean['background'] / mean['inline']:.3f}")
     if base_over:
-        ours = rows[args.concurrency[0]]["overhead_median_s"]
+        ours = rows[first]["overhead_median_s"]
         print(
             f"baseline (docker CLI per step, {len(base_over)} oracle trials): overhead median "
             f"{statistics.median(base_over):.3f} s, teardown median {statistics.median(base_tear):.3f} s; "
             f"ours/baseline overhead = {ours / statistics.median(base_over):.2f}"
         )
-        rows[0] = {"overhead_median_s": statistics.median(base_over), "teardown_median_s": statistics.median(base_tear)}
+        rows["cli"] = {
+            "overhead_median_s": statistics.median(base_over),
+            "teardown_median_s": statistics.median(base_tear),
+        }
     if lifecycle:
         print(f"bare container, median of {args.floor} per task: create / start / exec true / stop = wall s; CPU s")
         for t, v in lifecycle.items():
@@ -350,9 +348,50 @@ def main() -> None:
         print("container_cpu_share: the bare containers' CPU over the machine's CPU in the run (an idle machine)")
     if args.harbor:
         print("harbor_ratio: Harbor's wall (oracle + nop runs) over ours, same tasks and concurrency (target >= 6x)")
+    print("teardown: with removal in the background, the hand-over (the run's wall includes waiting for the removals)")
     print("targets: overhead per trial <= 1 s, teardown <= 0.5 s")
     if args.json:
-        args.json.write_text(json.dumps({str(k): v for k, v in rows.items()}, indent=2))
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+def _measured_run(
+    args: argparse.Namespace,
+    backend: SandboxBackend,
+    tasks: list[Path],
+    aliases: dict[str, str],
+    n: int,
+    removal: str,
+    lifecycle: dict[Path, dict[str, float]],
+    by_name: dict[str, Path],
+) -> dict[str, float]:
+    """One validation run of the tasks at concurrency ``n``: trial stats, wall, machine CPU, Harbor's figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        config = ValidationConfig(repeats=args.repeats, remove_in_background=removal == "background")
+        run = ValidationRun(Path(tmp) / f"c{n}", backend, config, aliases=aliases, concurrency=n)
+        start, cpu0 = time.perf_counter(), cpu_busy_s()
+        reports, _ = run.run(tasks)
+        wall, cpu = time.perf_counter() - start, cpu_busy_s() - cpu0
+    stats = trial_stats(reports)
+    stats["wall_s"] = wall
+    stats["not_valid"] = float(sum(not r.is_valid for r in reports))
+    stats["machine_cpu_busy"] = cpu / (wall * (os.cpu_count() or 1))  # 1.0: every core busy the whole run
+    stats["machine_cpu_per_trial_s"] = cpu / (stats["trials"] or 1.0)
+    if lifecycle:  # the bare containers' CPU, as a share of the machine's CPU in the run
+        bare = sum(
+            containers_per_trial(by_name[r.task_name]) * lifecycle[by_name[r.task_name]]["cpu"] * len(r.trials)
+            for r in reports
+        )
+        stats["container_cpu_share"] = bare / (cpu or 1.0)
+    if args.harbor:
+        harbor = harbor_validation(args.harbor, tasks, args.repeats, n)
+        ours = {by_name[r.task_name].name: r.verdict.value for r in reports}
+        differ = {k: (ours.get(k), v) for k, v in harbor["verdicts"].items() if ours.get(k) != v}
+        stats["harbor_wall_s"] = harbor["wall_s"]
+        stats["harbor_ratio"] = harbor["wall_s"] / wall
+        stats["harbor_verdicts_differ"] = float(len(differ))
+        for k, (o, h) in differ.items():
+            print(f"c={n}: {k}: ours {o}, Harbor {h}")
+    return stats
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ sandbox is gone before the tests run, and nothing is left behind on any path (a 
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autoenvscaling.sandbox.base import Sandbox, SandboxBackend, SandboxSpec
+from autoenvscaling.sandbox.base import Sandbox, SandboxBackend, SandboxError, SandboxSpec
 from autoenvscaling.sandbox.fake import FakeBackend, FakeCall, FakeSandbox
 from autoenvscaling.tasks import Task, load_task
 from autoenvscaling.verify.environment import EnvironmentBuilder
@@ -192,6 +193,81 @@ def test_ctrl_c_removes_everything_before_run_returns(tmp_path: Path) -> None:
     runner.close()
 
 
+def _gated_stops(backend: FakeBackend, gate: threading.Event, *, fail: bool = False) -> FakeBackend:
+    """Every sandbox's removal waits for ``gate`` (and then fails, with ``fail``)."""
+    create = backend.create
+
+    def gated(spec: SandboxSpec) -> FakeSandbox:
+        sb = create(spec)
+        stop = sb.stop
+
+        def slow_stop() -> None:
+            assert gate.wait(10), "the removal was never let through"
+            if fail:
+                raise SandboxError("the engine refused to remove it")
+            stop()
+
+        sb.stop = slow_stop  # type: ignore[method-assign]
+        return sb
+
+    backend.create = gated  # type: ignore[method-assign]
+    return backend
+
+
+def test_removal_in_the_background_writes_the_result_first_and_close_waits(tmp_path: Path) -> None:
+    root = _task(tmp_path / "t", mode="shared")
+    gate = threading.Event()
+    backend = _gated_stops(_fake(_Seen()), gate)
+    runner = TrialRunner(
+        backend, EnvironmentBuilder(backend), prewarm=False, options=TrialOptions(remove_in_background=True)
+    )
+    res = runner.run(load_task(root), OracleAgent(), tmp_path / "trial")  # returns with the removal pending
+    assert res.reward is not None and res.exception_info is None  # graded (0 here: shared mode keeps other.txt)
+    assert (tmp_path / "trial" / "result.json").is_file()
+    assert [s.running for s in backend.sandboxes] == [True]
+    closing = threading.Thread(target=runner.close)
+    closing.start()
+    time.sleep(0.2)
+    assert closing.is_alive()  # close() waits for the removal in flight
+    gate.set()
+    closing.join(10)
+    assert not closing.is_alive() and [s.running for s in backend.sandboxes] == [False]
+
+
+def test_a_failed_background_removal_is_logged_not_the_trial_s_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = _task(tmp_path / "t", mode="shared")
+    for background in (False, True):
+        gate = threading.Event()
+        gate.set()
+        backend = _gated_stops(_fake(_Seen()), gate, fail=True)
+        options = TrialOptions(remove_in_background=background)
+        runner = TrialRunner(backend, EnvironmentBuilder(backend), prewarm=False, options=options)
+        res = runner.run(load_task(root), OracleAgent(), tmp_path / f"trial-{background}")
+        runner.close()
+        assert res.reward is not None  # graded before the removal either way
+        if background:  # the verdict was written before the removal; the container is gc's
+            assert res.exception_info is None
+            assert runner.reaper is not None and len(runner.reaper.failures) == 1
+            assert "autoenv sandbox gc" in caplog.text
+        else:  # inline, the trial waits for the removal, and its failure is the trial's error
+            assert res.exception_info is not None and res.exception_info.exception_type == "SandboxError"
+
+
+def test_background_removal_takes_an_unused_early_verifier_too(tmp_path: Path) -> None:
+    root = _task(tmp_path / "t")
+    seen = _Seen()
+    backend = _fake(seen)
+    options = TrialOptions(remove_in_background=True)
+    runner = TrialRunner(backend, EnvironmentBuilder(backend), prewarm=False, options=options)
+    agent = _WatchingAgent(backend, seen, fail=RuntimeError("the agent broke"))
+    res = runner.run(load_task(root), agent, tmp_path / "trial")
+    runner.close()
+    assert res.exception_info is not None and seen.verifier_during_agent is not None
+    assert len(backend.sandboxes) == 2 and not any(s.running for s in backend.sandboxes)
+
+
 # -- the same on Docker ----------------------------------------------------------------------------------------
 
 
@@ -262,3 +338,21 @@ def test_docker_ctrl_c_leaves_no_container(docker_backend: SandboxBackend, tmp_p
         assert containers_of(run_id) == []  # removed before run() re-raised
     finally:
         runner.close()
+
+
+@pytest.mark.docker
+def test_docker_removal_in_the_background_leaves_no_container_after_close(
+    docker_backend: SandboxBackend, tmp_path: Path
+) -> None:
+    run_id = f"overlap-{uuid.uuid4().hex[:8]}"
+    options = TrialOptions(remove_in_background=True)
+    runner = TrialRunner(docker_backend, EnvironmentBuilder(docker_backend), run_id, options=options)
+    try:
+        task = load_task(_task(tmp_path / "t"))
+        rewards = [
+            runner.run(task, OracleAgent(), tmp_path / f"trial-{i}", prewarm_next=i == 0).reward for i in range(2)
+        ]
+        assert rewards == [1.0, 1.0]
+    finally:
+        runner.close()
+    assert containers_of(run_id) == []

@@ -66,9 +66,16 @@ class ValidationConfig(BaseModel):
         default_factory=ProbeConfig,
         description="quality probes, kept when the other checks pass (off here; on for generated environments)",
     )
+    remove_in_background: bool = Field(
+        default=True, description="remove each trial's containers while the next trial runs (the run waits for them)"
+    )
 
     def trial_options(self) -> TrialOptions:
-        return TrialOptions(passed_env=passed_env(self.pass_env), network=None if self.network else False)
+        return TrialOptions(
+            passed_env=passed_env(self.pass_env),
+            network=None if self.network else False,
+            remove_in_background=self.remove_in_background,
+        )
 
 
 def _verifier_check(result: TrialResult) -> str | None:

@@ -1,4 +1,4 @@
-"""Container starts off a trial's critical path.
+"""Container starts and removals off a trial's critical path.
 
 Starting a container costs ~0.8 s of engine latency (namespaces, mounts, runc) but little CPU, so a run
 that knows another trial of the same task follows asks for a spare in the background; the next trial takes it
@@ -8,6 +8,9 @@ isolated exactly as before. Spares nobody takes are stopped by ``close()``.
 The same holds within a trial: a separate verifier's container is a fresh one of the pristine image, independent
 of what the agent does, so it starts while the agent works (``PendingSandbox``; the artifacts are copied in only
 after the agent phase).
+
+And a finished trial's containers can be removed after its result is written (``Reaper``): the next trial starts
+while the engine tears the last one down, and ``close()`` waits for every removal, so nothing outlives the run.
 """
 
 from __future__ import annotations
@@ -105,3 +108,47 @@ def _stop_started(future: Future[Sandbox | None]) -> None:
             sandbox.stop()
         except Exception as e:
             log.warning("could not remove sandbox %s (started early, never used): %s", sandbox.id, e)
+
+
+class Reaper:
+    """Removes finished trials' sandboxes in worker threads. ``close()`` waits for every removal; one that fails is
+    logged, and its container (labelled like every sandbox) is left to ``autoenv sandbox gc``."""
+
+    def __init__(self, workers: int = 2) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reaper")
+        self._pending: list[Future[None]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self.failures: list[str] = []
+
+    def remove(self, sandboxes: list[Sandbox], early: PendingSandbox | None = None) -> None:
+        """Hand these over for removal (and ``early``'s sandbox once it started, when the verifier never took it)."""
+        with self._lock:
+            if not self._closed:
+                self._pending += [self._pool.submit(self._stop, sb) for sb in sandboxes]
+                if early is not None:
+                    self._pending.append(self._pool.submit(lambda: self._stop(early.take())))
+                return
+        for sb in sandboxes:  # after close(): here and now
+            self._stop(sb)
+        if early is not None:
+            self._stop(early.take())
+
+    def _stop(self, sandbox: Sandbox | None) -> None:
+        if sandbox is None:
+            return
+        try:
+            sandbox.stop()
+        except Exception as e:
+            log.warning(
+                "could not remove sandbox %s after its trial: %s (`autoenv sandbox gc` removes it)", sandbox.id, e
+            )
+            with self._lock:
+                self.failures.append(f"{sandbox.id}: {e}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            pending, self._pending = self._pending, []
+        futures.wait(pending)
+        self._pool.shutdown(wait=True)

@@ -40,7 +40,7 @@ from autoenvscaling.verify.environment import EnvironmentBuilder, UnsupportedTas
 from autoenvscaling.verify.errors import AgentTimeoutError, TrialWatchdogError
 from autoenvscaling.verify.hooks import collect_limit, run_collect_hooks, run_healthcheck
 from autoenvscaling.verify.paths import TrialPaths
-from autoenvscaling.verify.prewarm import PendingSandbox, Prewarmer
+from autoenvscaling.verify.prewarm import PendingSandbox, Prewarmer, Reaper
 from autoenvscaling.verify.processes import agent_phase_mark, end_agent_processes
 from autoenvscaling.verify.results import ExceptionInfo, StepResult, TaskId, TimingInfo, TrialResult, utcnow
 from autoenvscaling.verify.secrets import scrub_text, scrub_tree, secret_values
@@ -69,6 +69,11 @@ class TrialOptions(BaseModel):
         default=True,
         description="start a separate verifier's container while the agent works, where the agent's container "
         "cannot reach it (the result is the same either way)",
+    )
+    remove_in_background: bool = Field(
+        default=False,
+        description="remove a trial's containers after its result is written, while the next trial runs; the "
+        "runner's close() waits for them, and a removal that fails is logged instead of making the trial an error",
     )
 
 
@@ -130,16 +135,19 @@ class TrialRunner:
         self.run_id = run_id
         self.options = options or TrialOptions()
         self.prewarmer = Prewarmer(backend) if prewarm else None
+        self.reaper = Reaper() if self.options.remove_in_background else None
         self._secrets = secret_values(self.options.passed_env)
         self.verifiers = VerifierSandboxes(
             backend, builder, run_id, self._network, prestart=self.options.prestart_verifier
         )
 
     def close(self) -> None:
-        """Stop spare sandboxes nobody took. Call once no more trials will run."""
+        """Stop spare sandboxes nobody took, and wait for the removals in flight. Call once no more trials will run."""
         if self.prewarmer is not None:
             self.prewarmer.close()
         self.verifiers.close()
+        if self.reaper is not None:
+            self.reaper.close()
 
     def _network(self, mode: NetworkMode) -> bool:
         return mode != NetworkMode.NO_NETWORK and self.options.network is not False
@@ -220,11 +228,15 @@ class TrialRunner:
 
     def _teardown(self, result: TrialResult, sandboxes: list[Sandbox], early: PendingSandbox | None) -> None:
         """Remove the trial's sandboxes, then an early verifier's it never used (waiting for its start: a Ctrl-C in
-        that wait leaves its removal to its worker, and must not keep the others up)."""
+        that wait leaves its removal to its worker, and must not keep the others up). With ``remove_in_background``
+        they go to the reaper instead, and ``teardown`` times the hand-over."""
         if not sandboxes and early is None:
             return
         result.teardown = TimingInfo()
         with _timed(result.teardown):
+            if self.reaper is not None:
+                self.reaper.remove(sandboxes, early)
+                return
             self._stop_all(result, sandboxes)
             if early is not None and (unused := early.take()) is not None:
                 self._stop_all(result, [unused])

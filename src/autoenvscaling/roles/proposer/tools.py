@@ -161,7 +161,10 @@ class DraftTools:
             run_id=self.run_id,
             model_probes=self.model_probes,
         )
-        report = validator.validate(copy.path)
+        try:
+            report = validator.validate(copy.path)
+        finally:
+            validator.close()  # the trials' containers are gone once it returns
         (check_dir / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
         feedback = render_feedback(report, copy.path, check_dir / "trials", images=self.images, skipped=copy.skipped)
         return feedback, list(report.failed_checks)

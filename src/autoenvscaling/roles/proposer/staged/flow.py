@@ -356,7 +356,10 @@ def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check:
             run_id=ep.ctx.run_id,
             model_probes=ep.ctx.model_probes,
         )
-        report = validator.validate(final)
+        try:
+            report = validator.validate(final)
+        finally:
+            validator.close()  # the trials' containers are gone once it returns
         ep.log.check_passed = report.verdict.value == "valid"
         ep.log.check_failed = list(report.failed_checks) or ([report.error] if report.error else [])
         ep.caller.note("check", f"check: {report.verdict.value} {' '.join(report.failed_checks)}".strip())
