@@ -9,7 +9,8 @@ runs in a fresh container (``environment_mode = "separate"``) or, in shared mode
 process is gone, and known secret values are scrubbed from the trial dir before anyone reads it.
 
 Off the critical path: the next trial's sandbox starts early (verify/prewarm.py), and so does a separate
-verifier's fresh container, where the agent's container cannot reach it (verify/separate.py).
+verifier's fresh container, where the agent's container cannot reach it (verify/separate.py); with
+``remove_in_background`` (the validator's default) a finished trial's containers are removed while the next runs.
 """
 
 from __future__ import annotations
