@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from generation_yield import wilson
+from generation_yield import code_version, wilson
 
 from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.flywheel.accepted import accepted_environments
@@ -46,25 +46,6 @@ REPO = Path(__file__).resolve().parents[1]
 def run_dir(out: Path, code: str, index: int) -> Path:
     """Run ``index`` of commit ``code``: a run dir of another commit is never resumed as this one's."""
     return out / code / f"run-{index}"
-
-
-def code_commit() -> str:
-    """The last commit that changed what a demo run executes (``src/``, ``examples/``): documentation commits
-    after it do not start a new series. ``-dirty`` when those folders have uncommitted changes."""
-    try:
-        rev = subprocess.run(
-            ["git", "-C", str(REPO), "log", "-1", "--format=%h", "--", "src", "examples"],
-            capture_output=True,
-            text=True,
-        )
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO), "status", "--porcelain", "src", "examples"], capture_output=True, text=True
-        )
-    except OSError:
-        return "unknown"
-    if rev.returncode != 0 or not rev.stdout.strip():
-        return "unknown"
-    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
 def flywheel_command(config: Path, rdir: Path, overrides: list[str]) -> list[str]:
@@ -226,7 +207,7 @@ def main() -> int:
     args.config = args.config.resolve()
     if args.code and not args.report:
         ap.error("--code names the commit to report: use it with --report (a run always records its own code)")
-    code = args.code or code_commit()
+    code = args.code or code_version()
     rc = 0
     if not args.report:
         if code.endswith("-dirty") or code == "unknown":

@@ -101,7 +101,7 @@ def code_version() -> str:
         )
     except OSError:
         return "unknown"
-    if rev.returncode != 0:
+    if rev.returncode != 0 or not rev.stdout.strip():
         return "unknown"
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 

@@ -89,5 +89,5 @@ def test_the_target_counts_the_first_runs_of_one_commit(bench: ModuleType, capsy
 
 
 def test_the_code_is_the_last_commit_that_changed_src_or_examples(bench: ModuleType) -> None:
-    code = bench.code_commit()
+    code = bench.code_version()
     assert code != "unknown" and len(code.removesuffix("-dirty")) >= 7
