@@ -125,6 +125,7 @@ class Reaper:
         """Hand these over for removal (and ``early``'s sandbox once it started, when the verifier never took it)."""
         with self._lock:
             if not self._closed:
+                self._pending = [f for f in self._pending if not f.done()]  # a long run hands over thousands
                 self._pending += [self._pool.submit(self._stop, sb) for sb in sandboxes]
                 if early is not None:
                     self._pending.append(self._pool.submit(lambda: self._stop(early.take())))
