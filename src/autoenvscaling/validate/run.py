@@ -93,13 +93,10 @@ class RemoteValidation:
     def __call__(self, task_dir: Path, trials_dir: Path, _extra: str) -> ValidationReport:
         backend = shared_backend(self.backend)
         builder = EnvironmentBuilder(backend, aliases=self.aliases, force_build=self.force_build)
-        validator = TaskValidator(
+        with TaskValidator(
             backend, builder, self.config, trials_dir, run_id=self.run_id, model_probes=self.model_probes
-        )
-        try:
+        ) as validator:
             return _validate(validator, task_dir, lambda _phase: None)
-        finally:
-            validator.close()
 
 
 class ValidationRun:
@@ -191,22 +188,19 @@ class ValidationRun:
                 on_done=on_done,
             )
         else:
-            validator = TaskValidator(
+            with TaskValidator(
                 self.backend,
                 self.builder,
                 self.config,
                 self.trials_dir,
                 run_id=self.run_id,
                 model_probes=self.model_probes,
-            )
-            try:
+            ) as validator:
                 reports = runner.run(
                     items,
                     lambda item: _validate(validator, item[0], _status_for(item[0].name, on_status)),
                     on_done=on_done,
                 )
-            finally:
-                validator.close()
         summary = summarize(self.run_dir, reports, time.perf_counter() - started)
         write_atomic(self.run_dir / "summary.json", json.dumps(summary.model_dump(), indent=2))
         return reports, summary

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from pydantic import BaseModel, Field
 
@@ -312,7 +313,14 @@ class TaskValidator:
             rep.checks.append(R.CheckResult(id=R.ORACLE_FLAKY, passed=False, detail=detail))
 
     def close(self) -> None:
+        """Stop spares and wait for the trials' container removals; call once no more tasks will be validated."""
         self.runner.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _trial(
         self, task: Task, agent: TrialAgent, label: str, rep: R.ValidationReport, prewarm_next: bool = False

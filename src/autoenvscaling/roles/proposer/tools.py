@@ -153,18 +153,15 @@ class DraftTools:
 
     def _validate(self, copy: DraftCopy, check_dir: Path) -> tuple[CheckFeedback, list[str]]:
         """The real validator on the snapshot (build, reference solution, do-nothing run, leaks)."""
-        validator = TaskValidator(
+        with TaskValidator(
             self.backend,
             self.builder,
             self.validation,
             check_dir / "trials",
             run_id=self.run_id,
             model_probes=self.model_probes,
-        )
-        try:
+        ) as validator:
             report = validator.validate(copy.path)
-        finally:
-            validator.close()  # the trials' containers are gone once it returns
         (check_dir / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
         feedback = render_feedback(report, copy.path, check_dir / "trials", images=self.images, skipped=copy.skipped)
         return feedback, list(report.failed_checks)

@@ -348,18 +348,15 @@ def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check:
         result.failed_checks = [NOT_NEW]
         return
     if check:
-        validator = TaskValidator(
+        with TaskValidator(
             ep.backend,
             ep.runner.builder,
             ep.ctx.validation.model_copy(update={"repeats": 1, "network": False}),
             ep.episode_dir / "check" / "trials",
             run_id=ep.ctx.run_id,
             model_probes=ep.ctx.model_probes,
-        )
-        try:
+        ) as validator:
             report = validator.validate(final)
-        finally:
-            validator.close()  # the trials' containers are gone once it returns
         ep.log.check_passed = report.verdict.value == "valid"
         ep.log.check_failed = list(report.failed_checks) or ([report.error] if report.error else [])
         ep.caller.note("check", f"check: {report.verdict.value} {' '.join(report.failed_checks)}".strip())
