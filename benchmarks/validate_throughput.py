@@ -307,10 +307,12 @@ def main() -> None:
     by_name = {load_task(t).name: t for t in tasks}
 
     rows: dict[str, dict[str, float]] = {}
+    walls: dict[tuple[int, str], list[float]] = {}  # (concurrency, removal): each run's wall
     for n in args.concurrency:
         for i, removal in enumerate(args.removal):
             label = f"c={n}" if len(args.removal) == 1 else f"c={n} {removal}#{args.removal[: i + 1].count(removal)}"
             rows[label] = _measured_run(args, backend, tasks, aliases, n, removal, lifecycle, by_name)
+            walls.setdefault((n, removal), []).append(rows[label]["wall_s"])
     first = next(iter(rows))
 
     what = f"{len(tasks)} tasks" if extra else f"{len(tasks)} valid examples"
@@ -324,11 +326,8 @@ def main() -> None:
             print(f"speed-up c={n} vs {first}: {base / rows[f'c={n}']['wall_s']:.2f}x")
     if len(set(args.removal)) > 1:
         for n in args.concurrency:
-            mean = {
-                m: statistics.mean(r["wall_s"] for k, r in rows.items() if k.startswith(f"c={n} {m}#"))
-                for m in REMOVALS
-            }
-            print(f"c={n}: mean wall, removal in the background / inline: {mean['background'] / mean['inline']:.3f}")
+            ratio = statistics.mean(walls[n, "background"]) / statistics.mean(walls[n, "inline"])
+            print(f"c={n}: mean wall, removal in the background / inline: {ratio:.3f}")
     if base_over:
         ours = rows[first]["overhead_median_s"]
         print(
