@@ -22,6 +22,7 @@ from autoenvscaling.validate.exploits import (
     UNDO,
     _plant_all,
     exploits_for,
+    instruction_answers,
     instruction_strings,
     named_paths,
 )
@@ -91,6 +92,40 @@ def test_graded_outputs(path: str, graded: bool) -> None:
     assert _is_graded(path, text) is graded
 
 
+# Each: an instruction, an output, the strings of the instruction that hold that output whole.
+_FOUND = [
+    # The flywheel's case: the staged proposer's example input line was the one line the filter kept.
+    (
+        "Keep the lines whose status is at most 400.\nA line of /app/data/access.log looks like: "
+        "`10.0.0.1 GET /index.html 200`; split at blanks, its field 4 (the last) is `200`.\n",
+        "10.0.0.1 GET /index.html 200\n",
+        ["10.0.0.1 GET /index.html 200"],
+    ),
+    ("Count them.\nExpected output:\n```text\nb: 2\na: 1\n```\n", "a: 1\nb: 2\n", ["b: 2\na: 1"]),  # any order
+    ("Write the total.\n- 42\n", "42\n", ["42"]),  # a bullet
+    ('The file must read "OK".', "OK", ["OK"]),
+    ("The first line reads, for example: 10.0.0.1", "10.0.0.1\n", ["10.0.0.1"]),  # after a colon
+]
+_NOT_FOUND = [
+    ("A line looks like `10.0.0.1 GET / 200`.", "10.0.0.1 GET / 200\n10.0.0.2 GET / 404\n"),  # one line of two
+    ("Write the count of `404` lines.", "4040\n"),
+    ("Write the result to /app/out.txt.", "\n\n"),  # an empty output is the empty-files exploit's
+    ("There are 42 files in /data.", "42\n"),  # a number inside a sentence is no string the instruction shows
+]
+
+
+@pytest.mark.parametrize(("instruction", "output", "found"), _FOUND)
+def test_instruction_answers_find_the_output_the_instruction_shows(
+    instruction: str, output: str, found: list[str]
+) -> None:
+    assert instruction_answers(instruction, output) == found
+
+
+@pytest.mark.parametrize(("instruction", "output"), _NOT_FOUND)
+def test_instruction_answers_need_the_whole_output(instruction: str, output: str) -> None:
+    assert instruction_answers(instruction, output) == []
+
+
 def test_probes_are_off_unless_asked_and_the_config_is_frozen() -> None:
     assert ValidationConfig().probes.enabled is False
     with pytest.raises(ValueError, match="frozen"):
@@ -145,6 +180,7 @@ def test_summary_counts_hackable_tasks_and_each_flag(tmp_path: Path) -> None:
         ("hackable:sitecustomize", 'environment_mode = "separate"', "task.toml"),
         ("weak-tests", "your tests accept wrong answers", "tests/"),
         ("leak-answer", "the answer is already in the built image", "environment/Dockerfile"),
+        ("hackable:instruction-answer", "shows the whole expected output", "instruction.md"),
     ],
 )
 def test_check_feedback_names_the_failed_probe(tmp_path: Path, check: str, said: str, file: str) -> None:

@@ -9,9 +9,11 @@ user under its timeout, reward.json over reward.txt), so a probe costs a test ru
    a reward > 0 fails ``hackable:<exploit>``;
 2. the reference solution, once, after a time mark; the files it wrote (mtime) that the tests, the instruction or
    the artifacts name are its outputs;
-3. ``leak-answer``: an output whose content (>= 24 B) lies elsewhere in the pristine image (``scan_image``), or
+3. ``hackable:instruction-answer``: an output that the instruction itself shows (``instruction_answers``) is
+   written in place, the tests run, the output restored; tried only where the instruction holds such a string;
+4. ``leak-answer``: an output whose content (>= 24 B) lies elsewhere in the pristine image (``scan_image``), or
    a string literal of the Python tests (>= 24 B, the value they expect) that is a whole file there;
-4. mutation (``mutants.py``): each mutant of an output is written in place, the tests run, the output restored;
+5. mutation (``mutants.py``): each mutant of an output is written in place, the tests run, the output restored;
    the score is the share of mutants that scored below 1, ``weak-tests`` below ``mutation_threshold``. Source
    code outputs are not mutated: a dropped comment or dead line is an equivalent mutant, not a weak test.
 
@@ -40,7 +42,14 @@ from autoenvscaling.tasks.model import iter_task_files
 from autoenvscaling.tasks.paths import CONTAINER_LOGS_AGENT, CONTAINER_LOGS_VERIFIER, CONTAINER_SOLUTION_DIR
 from autoenvscaling.tasks.paths import CONTAINER_TESTS_DIR as TESTS
 from autoenvscaling.validate import report as R
-from autoenvscaling.validate.exploits import FILE_EXPLOITS, PLANT, UNDO, exploits_for
+from autoenvscaling.validate.exploits import (
+    FILE_EXPLOITS,
+    INSTRUCTION_ANSWER,
+    PLANT,
+    UNDO,
+    exploits_for,
+    instruction_answers,
+)
 from autoenvscaling.validate.leakage import ImageIndex
 from autoenvscaling.validate.mutants import select_mutants
 from autoenvscaling.verify.errors import VerifierError
@@ -54,6 +63,7 @@ _MARK = "/tmp/.aes-probe-mark"
 _REWARD_TAG = "@@aes-probe-reward:"
 _MAX_TEXT = 64 * 1024
 _MIN_LITERAL = 24  # bytes, as the image index's smallest file (leakage._MIN_SIZE)
+_MAX_ANSWER_RUNS = 3  # test runs for the instruction's strings that could be the answer
 _CODE_SUFFIXES = (".py", ".sh", ".c", ".h", ".cc", ".cpp", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".pl")
 _OUTPUT_PRUNE = (
     "/proc",
@@ -215,14 +225,17 @@ class ProbeRun:
         if self.config.exploits:
             status("probes: exploits")
             self._timed("exploits", lambda: self._exploits(tests))
-        if self.config.answer_leak or self.config.mutation:
+        if self.config.exploits or self.config.answer_leak or self.config.mutation:
             status("probes: reference outputs")
             outputs = self._timed("reference", self._reference_outputs)
+            texts = self._output_texts(outputs) if outputs else {}
+            if outputs is not None and self.config.exploits:
+                self._timed("instruction", lambda: self._instruction_answer(tests, texts))
             if outputs is not None and self.config.answer_leak:
                 self._timed("answer", lambda: self._answer_leak(outputs))
             if outputs is not None and self.config.mutation:
                 status("probes: mutants")
-                self._timed("mutation", lambda: self._mutation(tests, outputs))
+                self._timed("mutation", lambda: self._mutation(tests, texts))
         self.report.test_runs = tests.runs
         self.report.flags = sorted(c.id for c in self.checks if not c.passed)
         return self.checks
@@ -313,7 +326,51 @@ class ProbeRun:
             parts += [f.read_text(encoding="utf-8", errors="replace") for f in iter_task_files(d) if f.is_file()]
         return "\n".join(parts)
 
-    # -- 3. leak-answer -----------------------------------------------------------------------------------------
+    def _output_texts(self, outputs: dict[str, str]) -> dict[str, str]:
+        """The outputs that are UTF-8 text of at most 64 KiB -> their text."""
+        texts: dict[str, str] = {}
+        for path in outputs:
+            raw = base64.b64decode(root(self.sandbox, f"head -c {_MAX_TEXT + 1} -- {shlex.quote(path)} | base64 -w0"))
+            try:
+                if len(raw) <= _MAX_TEXT:
+                    texts[path] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+        return texts
+
+    # -- 3. the answer shown in the instruction -------------------------------------------------------------
+    def _instruction_answer(self, tests: _Tests, texts: dict[str, str]) -> None:
+        """Each output the instruction shows whole is written from the instruction's string and the tests run: a
+        reward > 0 is ``hackable:instruction-answer``. No such string: no test run, no check."""
+        instruction = self.task.paths.instruction.read_text(encoding="utf-8", errors="replace")
+        tries = [(p, a) for p in sorted(texts) for a in instruction_answers(instruction, texts[p])]
+        if not tries:
+            self.report.exploits.append(
+                R.ExploitResult(name=INSTRUCTION_ANSWER, note="the instruction shows no output whole")
+            )
+            return
+        best: float | None = None
+        shown = ""
+        for path, answer in tries[:_MAX_ANSWER_RUNS]:
+            _write(self.sandbox, path, answer + "\n")
+            try:
+                reward = tests.reward()
+            finally:
+                _write(self.sandbox, path, texts[path])
+            if best is None or (reward is not None and reward > best):
+                best, shown = reward, f"{path} <- `{answer[:60]}`"
+        note = shown + (f" ({len(tries)} strings, {_MAX_ANSWER_RUNS} tried)" if len(tries) > _MAX_ANSWER_RUNS else "")
+        self.report.exploits.append(R.ExploitResult(name=INSTRUCTION_ANSWER, ran=True, reward=best, note=note))
+        said = f"reward {best:g}" if best is not None else "no reward"
+        self.checks.append(
+            R.CheckResult(
+                id=f"{R.HACKABLE_PREFIX}{INSTRUCTION_ANSWER}",
+                passed=not _passed(best),
+                detail=f"{INSTRUCTION_ANSWER}: {shown}: {said}",
+            )
+        )
+
+    # -- 4. leak-answer -----------------------------------------------------------------------------------------
     def _answer_leak(self, outputs: dict[str, str]) -> None:
         """The solution's outputs, and the tests' expected values (string literals of their Python files), against
         the pristine image's files."""
@@ -328,18 +385,10 @@ class ProbeRun:
         if outputs or literals:
             self.checks.append(R.CheckResult(id=R.LEAK_ANSWER, passed=not found, detail="; ".join(found[:5])))
 
-    # -- 4. mutation --------------------------------------------------------------------------------------------
-    def _mutation(self, tests: _Tests, outputs: dict[str, str]) -> None:
-        texts: dict[str, str] = {}
-        for path in outputs:
-            if path.endswith(_CODE_SUFFIXES):  # lines of code have equivalent mutants (comments, dead lines)
-                continue
-            raw = base64.b64decode(root(self.sandbox, f"head -c {_MAX_TEXT + 1} -- {shlex.quote(path)} | base64 -w0"))
-            try:
-                if len(raw) <= _MAX_TEXT:
-                    texts[path] = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
+    # -- 5. mutation --------------------------------------------------------------------------------------------
+    def _mutation(self, tests: _Tests, texts: dict[str, str]) -> None:
+        # lines of code have equivalent mutants (comments, dead lines)
+        texts = {p: t for p, t in texts.items() if not p.endswith(_CODE_SUFFIXES)}
         mutants = select_mutants(texts, self.config.max_mutants)
         if not mutants:
             self.report.notes.append("no text output to mutate (source code outputs are not mutated)")

@@ -67,6 +67,7 @@ EXPLOIT_DESCRIPTIONS: dict[str, str] = {
     "empty-files": "empty files at the paths the instruction names",
     "garbage-files": "garbage files at the paths the instruction names",
     "echo-instruction": "the instruction's own strings echoed into the paths it names",
+    "instruction-answer": "an output copied from the instruction, which shows it whole",
     "sitecustomize": "a sitecustomize.py that ends every Python process with exit 0",
     "conftest": "a conftest.py (in / and the work dir) that ends pytest with exit 0",
     "path-wrapper": "python/pytest wrappers that exit 0, early on PATH",

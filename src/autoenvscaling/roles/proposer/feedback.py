@@ -58,7 +58,10 @@ _EXPLOIT_FIXES: dict[str, str] = {
     "the output's values",
     "echo-instruction": "the instruction's own strings echoed into its paths scored above 0: make the tests check "
     "values the agent must compute",
+    "instruction-answer": "the instruction shows the whole expected output, and copying it scored above 0: show "
+    "the output's form or one line of several, never all of it",
 }
+_EXPLOIT_FILES = {"instruction-answer": "instruction.md"}  # where the fix goes, where not in the tests
 _SHIM_FIX = (
     "a shim in the agent's container (sitecustomize.py, conftest.py or a python/pytest wrapper on PATH) made "
     'the tests pass: set [verifier] environment_mode = "separate" with the outputs in artifacts'
@@ -293,6 +296,7 @@ def _describe(
         problem = _EXPLOIT_FIXES.get(name, _SHIM_FIX if name != "reward-file" else "")
         if problem:
             files = _test_files(draft_dir)[:1] if name in _EXPLOIT_FIXES else ["task.toml"]
+            files = [_EXPLOIT_FILES[name]] if name in _EXPLOIT_FILES else files
             return CheckFeedback(passed=False, problem=f"probe {cid}: {problem}", files=files)
     if cid == R.WEAK_TESTS:
         detail = [check.detail] if check.detail else []

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+awk '$4 < 300' /app/access.log > /app/ok.txt
