@@ -531,6 +531,23 @@ def test_the_input_hint_says_which_value_each_field_the_scripts_awk_reads_holds(
     assert with_input_hint("x", inputs, piped) == "x\nA line of /app/a.log looks like: `10.0.0.1 GET /index.html 200`"
 
 
+def test_the_input_hint_never_shows_the_one_line_the_output_holds() -> None:
+    from autoenvscaling.roles.proposer.staged.text import with_input_hint
+
+    # A flywheel round's accepted environment: its example line was the whole answer (hackable:instruction-answer).
+    log = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.3 POST /login 500\n"
+    script = "awk '$4 <= 400' /app/a.log > /app/r"
+    hinted = with_input_hint("Keep the rest.", {"/app/a.log": log}, script, "10.0.0.1 GET /index.html 200\n")
+    assert hinted.splitlines()[1] == (
+        "A line of /app/a.log looks like: `10.0.0.2 GET /missing 404`; "
+        "split at blanks, its field 4 (the last) is `404`."
+    )
+    two = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n"  # one line of several gives nothing away
+    assert "`10.0.0.1 GET /index.html 200`" in with_input_hint("Keep.", {"/app/a.log": log}, script, two)
+    same = {"/app/a.log": "x 1\nx 1\n"}  # no other line to show: no example
+    assert with_input_hint("Keep.", same, "grep x /app/a.log > /app/r", "x 1\n") == "Keep."
+
+
 def test_parents_with_long_solutions_are_left_out_unless_none_would_remain() -> None:
     from autoenvscaling.roles.proposer.domain import domain_context
     from autoenvscaling.roles.proposer.staged.parents import parent_candidates, solution_lines

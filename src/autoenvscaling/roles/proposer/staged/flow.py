@@ -255,7 +255,7 @@ def _completed(ep: Episode, recording: Recording) -> str:
     text = with_direction(ep.files.instruction, recorded or "", ep.inputs)
     text = with_references(text, missing, ep.files.solve_sh)
     text = with_unread_note(text, unread, ep.inputs, ep.files.solve_sh)
-    text = with_input_hint(text, ep.inputs, ep.files.solve_sh)
+    text = with_input_hint(text, ep.inputs, ep.files.solve_sh, recorded or "")
     text = with_order_hint(text, ep.files.solve_sh, ep.output, ep.compare, recorded, ep.inputs)
     return with_format_hint(text, ep.output, recording.outputs, ep.compare)
 

@@ -263,16 +263,23 @@ def field_map(line: str, most: int = 12) -> str:
     return f"split at blanks: {shown}" + (f", ... ({len(words)} fields)" if len(words) > most else "")
 
 
-def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str) -> str:
+def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str, output: str = "") -> str:
     """The instruction plus the first line of each text input the script reads (the fields and separators a
     solver needs to parse it), when that line is short and the instruction does not quote it already. After
     the first such line, which value each field the script's awk reads holds in it (``field_note``). A ``.gz``
-    input's line is its decompressed text's."""
+    input's line is its decompressed text's. Where the recorded ``output`` is that one line (a filter that keeps
+    it alone), the next line that is not the output is shown instead: the example must not be the answer (the
+    probes' ``hackable:instruction-answer``)."""
+    answer = {ln.strip() for ln in output.splitlines() if ln.strip()}
     hints: list[str] = []
     for path, text in inputs.items():
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if path not in solve_sh or len(lines) < 2:
             continue
+        if len(answer) == 1:
+            lines = [ln for ln in lines if ln.strip() not in answer]
+            if not lines:
+                continue
         first = lines[0].strip()
         if len(first) > 160 or "`" in first or first in instruction:
             continue
