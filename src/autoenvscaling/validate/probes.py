@@ -350,14 +350,14 @@ class ProbeRun:
             )
             return
         best: float | None = None
-        shown = ""
+        shown = f"{tries[0][0]} <- `{tries[0][1][:60]}`"  # the best try's, else the first's
         for path, answer in tries[:_MAX_ANSWER_RUNS]:
             _write(self.sandbox, path, answer + "\n")
             try:
                 reward = tests.reward()
             finally:
                 _write(self.sandbox, path, texts[path])
-            if best is None or (reward is not None and reward > best):
+            if reward is not None and (best is None or reward > best):
                 best, shown = reward, f"{path} <- `{answer[:60]}`"
         note = shown + (f" ({len(tries)} strings, {_MAX_ANSWER_RUNS} tried)" if len(tries) > _MAX_ANSWER_RUNS else "")
         self.report.exploits.append(R.ExploitResult(name=INSTRUCTION_ANSWER, ran=True, reward=best, note=note))
