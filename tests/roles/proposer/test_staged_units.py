@@ -548,6 +548,44 @@ def test_the_input_hint_never_shows_the_one_line_the_output_holds() -> None:
     assert with_input_hint("Keep.", same, "grep x /app/a.log > /app/r", "x 1\n") == "Keep."
 
 
+def test_the_input_hint_never_shows_the_one_field_value_the_output_holds() -> None:
+    from autoenvscaling.roles.proposer.staged.text import with_input_hint
+
+    # A flywheel round's candidate (on 265fe3a) printed field 1 of the one matching line; the field note named it.
+    log = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.3 POST /login 500\n"
+    script = "awk '/GET/ && $4 == \"200\" {print $1}' /app/a.log > /app/r"
+    hinted = with_input_hint("Print the addresses.", {"/app/a.log": log}, script, "10.0.0.1\n")
+    assert hinted.splitlines()[1] == (
+        "A line of /app/a.log looks like: `10.0.0.2 GET /missing 404`; "
+        "split at blanks, its field 4 (the last) is `404`, field 1 is `10.0.0.2`."
+    )
+    both = "10.0.0.1\n10.0.0.3\n"  # one value of several gives nothing away: the first line stays
+    assert "`10.0.0.1 GET /index.html 200`" in with_input_hint("Print.", {"/app/a.log": log}, script, both)
+    every = {"/app/a.log": "10.0.0.1 GET /a 200\n10.0.0.1 GET /b 404\n"}  # each line's note holds it: no hint
+    first = "awk 'NR == 1 {print $1}' /app/a.log > /app/r"
+    assert with_input_hint("Print.", every, first, "10.0.0.1\n") == "Print."
+
+
+def test_a_hint_that_would_put_a_whole_output_into_the_instruction_is_left_out() -> None:
+    from autoenvscaling.roles.proposer.staged.giveaway import with_hints
+
+    outputs = {"/app/r.txt": "ERROR disk full\n"}
+    hints = [
+        ("order", lambda t: t + "\nKeep the input's order."),
+        ("example", lambda t: t + "\nIt reads: `ERROR disk full`"),
+        ("format", lambda t: t + "\n/app/r.txt holds one line."),
+    ]
+    text, left_out = with_hints("Keep the error lines.", hints, outputs)
+    assert left_out == ["example"]
+    assert text == "Keep the error lines.\nKeep the input's order.\n/app/r.txt holds one line."
+    # An instruction that already gave the answer away is not the hints' doing (the guards before them judge it).
+    given = "Write `ERROR disk full`."
+    assert with_hints(given, hints, outputs) == (
+        given + "\nKeep the input's order.\nIt reads: `ERROR disk full`\n/app/r.txt holds one line.",
+        [],
+    )
+
+
 def test_parents_with_long_solutions_are_left_out_unless_none_would_remain() -> None:
     from autoenvscaling.roles.proposer.domain import domain_context
     from autoenvscaling.roles.proposer.staged.parents import parent_candidates, solution_lines

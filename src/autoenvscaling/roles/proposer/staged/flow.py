@@ -31,6 +31,7 @@ from autoenvscaling.roles.proposer.staged.giveaway import (
     commands_named,
     quoted_output_lines,
     solution_in_instruction,
+    with_hints,
     without_commands,
     without_quoted_output,
 )
@@ -247,17 +248,25 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
 
 def _completed(ep: Episode, recording: Recording) -> str:
     """The instruction with what ``format_hint`` adds mechanically (from the solution and its recorded output): a
-    "filter out" the output settles made plain, references, notes and hints."""
+    "filter out" the output settles made plain, references, notes and hints. A hint that would put a whole
+    recorded output into the instruction is left out (``StagedLog.hints_left_out``): in a flywheel round on
+    265fe3a the input hint's field note, "field 1 is `10.0.0.1`", was the one line a filter printed, which the
+    check's ``hackable:instruction-answer`` then failed."""
     if not ep.config.format_hint:
         return ep.files.instruction
     missing, unread = _imprecision(ep)
     recorded = recording.outputs.get(ep.output)
-    text = with_direction(ep.files.instruction, recorded or "", ep.inputs)
-    text = with_references(text, missing, ep.files.solve_sh)
-    text = with_unread_note(text, unread, ep.inputs, ep.files.solve_sh)
-    text = with_input_hint(text, ep.inputs, ep.files.solve_sh, recorded or "")
-    text = with_order_hint(text, ep.files.solve_sh, ep.output, ep.compare, recorded, ep.inputs)
-    return with_format_hint(text, ep.output, recording.outputs, ep.compare)
+    steps: list[tuple[str, Callable[[str], str]]] = [
+        ("direction", lambda t: with_direction(t, recorded or "", ep.inputs)),
+        ("references", lambda t: with_references(t, missing, ep.files.solve_sh)),
+        ("unread", lambda t: with_unread_note(t, unread, ep.inputs, ep.files.solve_sh)),
+        ("input", lambda t: with_input_hint(t, ep.inputs, ep.files.solve_sh, recorded or "")),
+        ("order", lambda t: with_order_hint(t, ep.files.solve_sh, ep.output, ep.compare, recorded, ep.inputs)),
+        ("format", lambda t: with_format_hint(t, ep.output, recording.outputs, ep.compare)),
+    ]
+    text, left_out = with_hints(ep.files.instruction, steps, recording.outputs)
+    ep.log.hints_left_out += [name for name in left_out if name not in ep.log.hints_left_out]
+    return text
 
 
 def reread(

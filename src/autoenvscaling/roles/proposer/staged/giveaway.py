@@ -5,9 +5,11 @@ the cut that removes the sentences that say how)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.text import looks_like_prose
+from autoenvscaling.validate.exploits import instruction_answers
 
 
 def quoted_output_lines(instruction: str, outputs: dict[str, str]) -> dict[str, list[str]]:
@@ -35,6 +37,27 @@ def answer_in_instruction(instruction: str, outputs: dict[str, str]) -> str | No
         if len(quoted.get(path, [])) >= 2:
             return f"the instruction quotes lines of the expected {path}"
     return None
+
+
+def gives_answer(instruction: str, outputs: dict[str, str]) -> bool:
+    """Whether a string of ``instruction`` (a code span, quoted string, line, ...) holds a whole output: what the
+    probes' ``hackable:instruction-answer`` writes and runs the tests on."""
+    return any(instruction_answers(instruction, text) for text in outputs.values())
+
+
+def with_hints(
+    instruction: str, hints: Sequence[tuple[str, Callable[[str], str]]], outputs: dict[str, str]
+) -> tuple[str, list[str]]:
+    """``instruction`` with each named hint applied in turn, except one after which a string of the instruction
+    holds a whole output that none did before; returns the text and the names of the hints left out."""
+    text, left_out = instruction, []
+    for name, hint in hints:
+        hinted = hint(text)
+        if gives_answer(hinted, outputs) and not gives_answer(text, outputs):
+            left_out.append(name)
+            continue
+        text = hinted
+    return text, left_out
 
 
 _EXAMPLE = re.compile(r"^\W*(?:for\s+)?(?:an?\s+)?(?:examples?|e\.g\.)\W*(?:\w+\W*)?$", re.IGNORECASE)

@@ -38,6 +38,7 @@ class StagedLog(BaseModel):
     from_idea: bool = False  # no usable instruction reply: the instruction is the idea's sentence
     self_check: list[str] = Field(default_factory=list)  # what each blind reader's script made, and the outcome
     fixes: list[str] = Field(default_factory=list)  # the harness's rewrites of solve.sh (``fixes``): kept or not
+    hints_left_out: list[str] = Field(default_factory=list)  # mechanical hints that gave the answer away
     cross_oracle_passed: bool | None = None
     check_passed: bool | None = None
     check_failed: list[str] = Field(default_factory=list)

@@ -10,6 +10,7 @@ from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.spec import Compare
+from autoenvscaling.validate.exploits import instruction_answers
 
 MAX_DATA_LINES = 80
 
@@ -267,25 +268,29 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str, out
     """The instruction plus the first line of each text input the script reads (the fields and separators a
     solver needs to parse it), when that line is short and the instruction does not quote it already. After
     the first such line, which value each field the script's awk reads holds in it (``field_note``). A ``.gz``
-    input's line is its decompressed text's. Where the recorded ``output`` is that one line (a filter that keeps
-    it alone), the next line that is not the output is shown instead: the example must not be the answer (the
-    probes' ``hackable:instruction-answer``)."""
-    answer = {ln.strip() for ln in output.splitlines() if ln.strip()}
+    input's line is its decompressed text's. The example must not be the answer (the probes'
+    ``hackable:instruction-answer``): where the recorded ``output`` is that line, or one of the values the note
+    shows (a filter that keeps one line, or prints one field of one line), the next input line whose hint gives
+    nothing away is shown instead, and none where no line does."""
     hints: list[str] = []
     for path, text in inputs.items():
-        lines = [ln for ln in text.splitlines() if ln.strip()]
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         if path not in solve_sh or len(lines) < 2:
             continue
-        if len(answer) == 1:
-            lines = [ln for ln in lines if ln.strip() not in answer]
-            if not lines:
-                continue
-        first = lines[0].strip()
+        name = f"{path}, once decompressed," if path.endswith(".gz") else path
+        fields = awk_fields(solve_sh, path) if not hints else []
+
+        def hint(line: str, name: str = name, fields: list[str] = fields) -> str:
+            note = field_note(line, fields)
+            return f"A line of {name} looks like: `{line}`" + (f"; {note}." if note else "")
+
+        safe = [ln for ln in lines if not (output and instruction_answers(hint(ln), output))]
+        if not safe:
+            continue
+        first = safe[0]
         if len(first) > 160 or "`" in first or first in instruction:
             continue
-        note = field_note(first, awk_fields(solve_sh, path)) if not hints else ""
-        name = f"{path}, once decompressed," if path.endswith(".gz") else path
-        hints.append(f"A line of {name} looks like: `{first}`" + (f"; {note}." if note else ""))
+        hints.append(hint(first))
     if not hints:
         return instruction
     return instruction.rstrip() + "\n" + "\n".join(hints)
