@@ -101,6 +101,7 @@ def test_report_shows_round_and_pool_probe_counts(tmp_path: Path) -> None:
     assert "hackable:conftest: 1, hackable:path-wrapper: 1, weak-tests: 1" in page
     assert "<td>all entries</td><td>2</td><td>2</td><td>1/2 (0.50)</td>" in page  # the pool
     assert "<td>accepted</td><td>1</td><td>1</td><td>0/1 (0.00)</td>" in page
+    assert "accepted with the probes on carries none" in page  # that 0 is no measurement
 
 
 def test_the_run_summary_table_shows_hackable_over_probed() -> None:

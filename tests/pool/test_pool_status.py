@@ -62,6 +62,7 @@ def test_pool_status_command(tmp_path: Path) -> None:
     assert "3 environment(s)" in result.output and "learnable" in result.output
     assert "hackable:conftest: 1" in result.output and "50.0%" in result.output
     assert "1 of 2 accepted environment(s) were not probed" in result.output
+    assert "carries none" in " ".join(result.output.split())  # 0 hackable among the accepted is no measurement
     data = json.loads(CliRunner().invoke(app, ["pool", "status", "--pool", str(root), "--json"]).output)
     assert data["accepted_probes"] == {
         "validated": 2, "probed": 1, "hackable": 0, "flags": {}, "mutation_score_mean": 1.0, "hackable_share": 0.0,

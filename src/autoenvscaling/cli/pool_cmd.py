@@ -159,6 +159,12 @@ def status(
             f"({share}); flags: {escape(flags)}",
             soft_wrap=True,
         )
+    if st.accepted_probes.probed:
+        console.print(
+            "(a probe flag fails validation, so an environment accepted with the probes on carries none: what "
+            "they miss takes a check that did not gate it; docs/quality-probes.md)",
+            soft_wrap=True,
+        )
     if st.accepted_not_probed:
         console.print(
             f"{st.accepted_not_probed} of {st.accepted} accepted environment(s) were not probed (probes off, "

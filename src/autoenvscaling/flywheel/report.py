@@ -97,6 +97,12 @@ def _pool_summary(status: PoolStatus) -> str:
         for what, c in (("all entries", status.probes), ("accepted", status.accepted_probes))
     ]
     note = (
+        "<p class='muted'>A probe flag fails validation, so an environment accepted with the probes on carries "
+        "none: what they miss takes a check that did not gate it (docs/quality-probes.md).</p>"
+        if status.accepted_probes.probed
+        else ""
+    )
+    note += (
         f"<p class='muted'>{status.accepted_not_probed} accepted environment(s) were not probed "
         "(probes off, a multi-step task, or no stored validation): their hackability is unknown.</p>"
         if status.accepted_not_probed
