@@ -17,7 +17,7 @@ accepted in ``metrics.jsonl`` and ``autoenv pool status`` measures nothing. Two 
     python benchmarks/hackable_share.py --reprobe           # logged environments still on disk, current probes
     python benchmarks/hackable_share.py --audit             # the environments nobody has read yet
     python benchmarks/hackable_share.py --verdict ID=ok --verdict ID="hackable: how" --by NAME
-    python benchmarks/hackable_share.py --report            # the figures; runs nothing
+    python benchmarks/hackable_share.py --report [--codes A,B]  # the figures (of these codes); runs nothing
 
 The run is ``autoenv flywheel run --config examples/flywheel/demo.toml rounds=20 counts.proposals=6`` in
 ``OUT/<code>/run-<i>`` (the flywheel resumes a run dir that holds a run; ``runs/`` is not kept between machines, so
@@ -375,6 +375,7 @@ def main() -> int:
     ap.add_argument("--verdict", action="append", default=[], metavar="ID=ok|ID='hackable: how'")
     ap.add_argument("--by", default="", help="with --verdict: who read them")
     ap.add_argument("--report", action="store_true", help="print the figures; run nothing")
+    ap.add_argument("--codes", help="count only the lines of these codes (comma-separated; default: all)")
     args = ap.parse_args()
     code = code_version()
     try:
@@ -402,7 +403,11 @@ def main() -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    summary = report(load_log(args.log))
+    lines = load_log(args.log)
+    if args.codes:
+        keep = set(args.codes.split(","))
+        lines = [x for x in lines if x["kind"] == "audit" or x["code"] in keep]
+    summary = {"codes": args.codes or "all", **report(lines)}
     args.log.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return 0
 
