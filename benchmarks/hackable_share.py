@@ -48,17 +48,13 @@ from autoenvscaling.flywheel.layout import read_output
 from autoenvscaling.flywheel.records import ValidateOutput
 from autoenvscaling.flywheel.rounds import Flywheel
 from autoenvscaling.pool import Pool
-from autoenvscaling.validate.report import HACKABLE_PREFIX, JUDGE_PREFIX, LEAK_ANSWER, WEAK_TESTS, ValidationReport
+from autoenvscaling.validate.report import HACKABLE_PREFIX, LEAK_ANSWER, ValidationReport, is_probe_check
 
 REPO = Path(__file__).resolve().parents[1]
 LOG = REPO / "benchmarks" / "logs" / "hackable-share.jsonl"
 OVERRIDES = ["rounds=20", "counts.proposals=6"]
 TARGET = 0.02
 _CAPS = {"instruction": 1500, "solve_sh": 800, "file": 400}
-
-
-def is_probe_check(check_id: str) -> bool:
-    return check_id.startswith((HACKABLE_PREFIX, JUDGE_PREFIX)) or check_id in (LEAK_ANSWER, WEAK_TESTS)
 
 
 def now() -> str:

@@ -109,3 +109,26 @@ def test_models_probes_replaces_the_solver_as_the_judge(tmp_path: Path) -> None:
     assert (verdict, failed) == ("valid", [])
     assert report.probes is not None and report.probes.judge is not None
     assert report.probes.judge.model == "scripted:judge.json"
+
+
+def test_a_proposal_the_proposers_check_failed_on_a_probe_counts_in_the_rounds_probes(tmp_path: Path) -> None:
+    """The gate's catches before the validate stage (the staged proposer's check runs the probes too) are in the
+    round's probe counts, not only in its rejection reasons."""
+    caught = GenerationResult(id="staged-000", mode="staged", episode_dir=str(tmp_path), candidate_dir=None,
+                              failed_checks=["hackable:instruction-answer"])  # fmt: skip
+    other = GenerationResult(id="staged-001", mode="staged", episode_dir=str(tmp_path), candidate_dir=None,
+                             failed_checks=["instruction-contradicts-output"])  # fmt: skip
+    proposed = ProposeOutput(round=1, stage="propose", generations=[
+        Generation(domain="terminal", result=caught), Generation(domain="terminal", result=other)])  # fmt: skip
+    cfg = load_config(None, [])
+    with Pool.open(tmp_path / "pool") as pool:
+        ctx = RoundContext(
+            n=1, paths=RunPaths(tmp_path / "run"), config=cfg, backend=RunBackend(ScoredFakeBackend(), "r"),
+            pool=pool, domains={"terminal": resolve_domain("terminal")}, solver=cfg.models.solver,
+            proposer=cfg.models.solver, events=NullEvents(),
+        )  # fmt: skip
+        out = run_validate(ctx, proposed)
+    assert [(r.id, r.verdict) for r in out.records] == [("staged-000", "no-candidate"), ("staged-001", "no-candidate")]
+    assert set(out.probes) == {"terminal/staged-000"}
+    brief = out.probes["terminal/staged-000"]
+    assert brief.probed and brief.flags == ["hackable:instruction-answer"] and brief.mutation_score is None

@@ -86,7 +86,8 @@ class ProposeOutput(StageOutput):
 
 class ValidateOutput(StageOutput):
     records: list[ProposalRecord] = Field(default_factory=list)
-    # The quality probes' result of each proposal the validator reported on, by <domain>/<proposal id>.
+    # The quality probes' result of each proposal the validator reported on, and of each that the proposer's own
+    # check failed on a probe (flags only), by <domain>/<proposal id>.
     probes: dict[str, ProbeBrief] = Field(default_factory=dict)
 
 

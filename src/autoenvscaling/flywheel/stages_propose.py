@@ -31,7 +31,7 @@ from autoenvscaling.roles.proposer.staged.render import is_recorded
 from autoenvscaling.roles.remote_solver import RemoteModel
 from autoenvscaling.roles.tuning import resolve_mode, tune_solver
 from autoenvscaling.validate.probes import ProbeConfig
-from autoenvscaling.validate.report import ProbeBrief, ValidationReport
+from autoenvscaling.validate.report import ProbeBrief, ValidationReport, is_probe_check
 from autoenvscaling.validate.validator import ValidationConfig
 
 _GENERATIONS = TypeAdapter(list[GenerationResult])
@@ -161,6 +161,10 @@ def run_validate(ctx: RoundContext, proposed: ProposeOutput) -> ValidateOutput:
         for domain, gens in by_domain.items():
             records += _validate_domain(ctx, domain, gens, probe_model)
             probes |= probe_briefs(ctx.stage_dir("validate") / domain, domain)
+    for r in records:  # the proposer's own check failed on a probe: the gate caught it before this stage
+        flags = [c for c in r.failed_checks if is_probe_check(c)]
+        if flags and f"{r.domain}/{r.id}" not in probes:
+            probes[f"{r.domain}/{r.id}"] = ProbeBrief(probed=True, flags=flags)
     return ValidateOutput(round=ctx.n, stage="validate", records=records, probes=probes)
 
 

@@ -75,6 +75,11 @@ EXPLOIT_DESCRIPTIONS: dict[str, str] = {
 }
 
 
+def is_probe_check(check_id: str) -> bool:
+    """Whether a check id is a quality probe's (rule or model probe): a flag, not a validity check."""
+    return check_id.startswith((HACKABLE_PREFIX, JUDGE_PREFIX)) or check_id in (LEAK_ANSWER, WEAK_TESTS)
+
+
 def describe_check(check_id: str) -> str:
     if check_id.startswith("lint:"):
         return f"lint rule {check_id[5:]}"
