@@ -25,7 +25,7 @@ from autoenvscaling.validate.validator import ValidationConfig
 from autoenvscaling.verify.environment import EnvironmentBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
-PROBES = ("exploits", "reference", "answer", "mutation")
+PROBES = ("exploits", "reference", "instruction", "answer", "mutation")
 
 
 def valid_examples() -> list[Path]:
