@@ -43,6 +43,7 @@ from typing import Any
 from demo_series import append, flywheel_command, load_log
 from generation_yield import code_version, wilson
 
+from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.flywheel.accepted import accepted_environments
 from autoenvscaling.flywheel.layout import read_output
 from autoenvscaling.flywheel.records import ValidateOutput
@@ -133,7 +134,7 @@ def tally(rdir: Path, code: str, log: Path) -> tuple[int, int]:
     lines = load_log(log)
     rounds_done = {x["round"] for x in lines if x["kind"] == "round" and x["run"] == key}
     hashes = {x["content_hash"] for x in lines if x["kind"] == "env"}
-    finished = len([ln for ln in fw.paths.metrics.read_text(encoding="utf-8").splitlines() if ln.strip()])
+    finished = metrics_lines(rdir)
     new_rounds = new_envs = 0
     for n in range(1, finished + 1):
         if n in rounds_done:
@@ -396,7 +397,7 @@ def main() -> int:
             rc = run(args, code)
             if rc:
                 return rc
-    except ValueError as e:
+    except (ValueError, AutoEnvError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     lines = load_log(args.log)

@@ -120,6 +120,8 @@ def test_a_run_without_a_finished_validation_is_not_tallied(bench: ModuleType, t
     paths.config.write_text(tomli_w.dumps(FlywheelConfig().to_toml_dict()))
     assert bench.tally(paths.root, "abc1234", tmp_path / "log.jsonl") == (0, 0)
     assert not (tmp_path / "log.jsonl").exists()
+    write_output(paths.stage_dir(1, "validate"), _validate_output(1))  # validated, but the round not finished
+    assert bench.tally(paths.root, "abc1234", tmp_path / "log.jsonl") == (0, 0)
 
 
 def test_verdicts_name_one_logged_environment_and_say_how(bench: ModuleType, tmp_path: Path) -> None:
