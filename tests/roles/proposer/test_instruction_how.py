@@ -111,6 +111,38 @@ def test_an_input_line_the_instruction_claims_for_the_output(instruction: str, b
         assert "`10.0.0.1 GET /index.html 200`" in str(found)
 
 
+LOGIN_LOG = LOG + "10.0.0.3 GET /login 500\n10.0.0.4 get /Admin 200\n"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # a flywheel round on 265fe3a: `grep "GET /login"`, and the POST /login line has the word too
+        ("Select lines where the request path contains the word 'login'", "10.0.0.3 GET /login 500\n", "lacks"),
+        ("Keep only the lines containing 'login'.", "10.0.0.1 POST /login 500\n10.0.0.3 GET /login 500\n", None),
+        ("Keep only lines containing the word 'admin'.", "10.0.0.4 get /Admin 200\n", None),  # grep -i: case aside
+        ("Keep only the lines that contain 'GET'.", LOG + "10.0.0.3 GET /login 500\n", "does not hold"),
+        # more than one condition, a negation, a removal, a number: not the plain rule this reads
+        ("Select lines containing 'GET' whose status is 500.", "10.0.0.3 GET /login 500\n", None),
+        ("Keep the lines with 'login' that use GET or POST.", "10.0.0.3 GET /login 500\n", None),
+        ("Keep the lines that do not contain 'login'.", "10.0.0.2 GET /missing 404\n", None),
+        ("Select the lines containing 'login' from the first 3 lines.", "10.0.0.1 POST /login 500\n", None),
+        ("Keep only lines containing 'GET' and 'login'.", "10.0.0.3 GET /login 500\n", None),  # two quoted texts
+        ("Count the lines containing 'login'.", "2\n", None),  # no filter: the output is no input line
+    ],
+)  # fmt: skip
+def test_the_lines_holding_the_one_text_the_instruction_keeps(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    from autoenvscaling.roles.proposer.staged.claims import keep_violation
+
+    inputs = {"/app/data/access.log": LOGIN_LOG}
+    found = keep_violation(instruction, output, inputs)
+    assert (found is None) is (broken is None), found
+    if broken is not None:
+        assert broken in str(found) and contradiction(instruction, output, inputs) == found
+
+
 # The one-shot baseline's sections reply: code needs no JSON escaping (yield series v20: 6 of P1's 11 JSON replies
 # ended their solve_sh at the first quote of a comment copied from the parent, a `"` left unescaped).
 SECTIONS = """operator: filter

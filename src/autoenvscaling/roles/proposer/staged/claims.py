@@ -174,14 +174,16 @@ def _number(field: str) -> bool:
 def contradiction(instruction: str, output: str, inputs: dict[str, str], compare: str = "exact") -> str | None:
     """The first way the output contradicts what the instruction states: a comparison (``claim_violation``), an
     order (``order_violation``), lines it says to remove (``removal_violation``), status codes it names
-    (``value_violation``), an input line it says the output holds (``quote_violation``) or a sort (``sort_violation``;
-    not where the tests compare ``sorted_lines``, which any order passes); None when none."""
+    (``value_violation``), an input line it says the output holds (``quote_violation``), the lines holding the one
+    text it says to keep (``keep_violation``) or a sort (``sort_violation``; not where the tests compare
+    ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
         or order_violation(instruction, output, inputs)
         or removal_violation(instruction, output, inputs)
         or value_violation(instruction, output, inputs)
         or quote_violation(instruction, output, inputs)
+        or keep_violation(instruction, output, inputs)
         or (sort_violation(instruction, output) if compare != "sorted_lines" else None)
     )
 
@@ -239,6 +241,45 @@ def quote_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
             quoted = " ".join(q.group(1).split())
             if quoted in known and not any(quoted in ln for ln in lines):
                 return f"the instruction says the output holds `{quoted}`, an input line it does not hold"
+    return None
+
+
+_KEEP_WORD = re.compile(r"\b(?:select\w*|keep\w*|extract\w*|contain\w*|includ\w*|retain\w*|only|match\w*)\b")
+# A second condition, a count, a rewrite or a number: an instruction with one states more than which lines to keep.
+_MORE_THAN_A_FILTER = re.compile(
+    r"\b(?:or|but|except|unless|without|other|status|code|first|last|count\w*|number|sort\w*|uniq\w*|per|each"
+    r"|replac\w*|field|column)\b|\d"
+)
+
+
+def keep_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why a filter's output is not the input lines that hold the one text the instruction quotes, or None.
+
+    Read only from the plainest instructions: one quoted text (paths aside), a word of keeping (select, keep,
+    contain, only, ...), and no negation, removal, comparison, number or word of a second condition anywhere;
+    and only where every output line is an input line. Then an input line that holds the text (as quoted) and
+    is missing from the output, or an output line without it (case aside), breaks it. In a flywheel round on
+    265fe3a, "Select lines where the request path contains the word 'login'" of a ``grep "GET /login"`` left
+    out `10.0.0.1 POST /login 500`: validated, reproduced by a blind solver's guess, then too hard for every
+    solver that read it as written."""
+    quoted = {t for q in _QUOTED.finditer(instruction) if (t := next(g for g in q.groups() if g)).strip()}
+    quoted = {t for t in quoted if not t.startswith("/")}
+    if len(quoted) != 1:
+        return None
+    (text,) = quoted
+    bare = ABS_PATH.sub(" ", _QUOTED.sub(" ", instruction)).lower()
+    if not _KEEP_WORD.search(bare) or _NOT.search(bare) or _REMOVE.search(bare) or _FILTER_OUT.search(instruction):
+        return None
+    if _CLAIM.search(bare) or _MORE_THAN_A_FILTER.search(bare):
+        return None
+    known = list(dict.fromkeys(ln for t in inputs.values() for ln in normalized(t) if ln))
+    lines = {ln for ln in normalized(output) if ln}
+    if not lines or not lines <= set(known):
+        return None
+    if missing := next((ln for ln in known if text in ln and ln not in lines), None):
+        return f"the instruction keeps the lines with '{text}', but the output lacks the input line `{missing}`"
+    if extra := next((ln for ln in sorted(lines) if text.lower() not in ln.lower()), None):
+        return f"the instruction keeps the lines with '{text}', but the output line `{extra}` does not hold it"
     return None
 
 
