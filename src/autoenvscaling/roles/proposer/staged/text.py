@@ -284,11 +284,8 @@ def with_input_hint(instruction: str, inputs: dict[str, str], solve_sh: str, out
             note = field_note(line, fields)
             return f"A line of {name} looks like: `{line}`" + (f"; {note}." if note else "")
 
-        safe = [ln for ln in lines if not (output and instruction_answers(hint(ln), output))]
-        if not safe:
-            continue
-        first = safe[0]
-        if len(first) > 160 or "`" in first or first in instruction:
+        first = next((ln for ln in lines if not (output and instruction_answers(hint(ln), output))), None)
+        if first is None or len(first) > 160 or "`" in first or first in instruction:
             continue
         hints.append(hint(first))
     if not hints:
