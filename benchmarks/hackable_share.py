@@ -53,7 +53,8 @@ from autoenvscaling.validate.report import HACKABLE_PREFIX, LEAK_ANSWER, Validat
 
 REPO = Path(__file__).resolve().parents[1]
 LOG = REPO / "benchmarks" / "logs" / "hackable-share.jsonl"
-OVERRIDES = ["rounds=20", "counts.proposals=6"]
+ROUNDS = 20  # a run's rounds; the next run starts in run-<i+1>
+OVERRIDES = [f"rounds={ROUNDS}", "counts.proposals=6"]
 TARGET = 0.02
 _CAPS = {"instruction": 1500, "solve_sh": 800, "file": 400}
 
@@ -329,9 +330,9 @@ def metrics_lines(rdir: Path) -> int:
 
 
 def next_run_dir(out: Path, code: str) -> Path:
-    """This code's first run dir whose run has rounds left (20 a run)."""
+    """This code's first run dir whose run has rounds left."""
     i = 0
-    while metrics_lines(out / code / f"run-{i}") >= 20:
+    while metrics_lines(out / code / f"run-{i}") >= ROUNDS:
         i += 1
     return out / code / f"run-{i}"
 
