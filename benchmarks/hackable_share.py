@@ -339,7 +339,7 @@ def next_run_dir(out: Path, code: str) -> Path:
 
 def run(args: argparse.Namespace, code: str) -> int:
     rdir = next_run_dir(args.out, code)
-    cmd = flywheel_command(args.config, rdir, OVERRIDES)
+    cmd = flywheel_command(args.config, rdir, [*OVERRIDES, *args.set])
     deadline = time.monotonic() + args.hours * 3600 if args.hours else None
     print(f"{'resuming' if cmd[4] == 'resume' else 'starting'} {rdir}" + (f" for {args.hours} h" if deadline else ""))
     proc = subprocess.Popen(cmd)
@@ -364,6 +364,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hours", type=float, default=None, help="stop the run after this long (default: all rounds)")
     ap.add_argument("--config", type=Path, default=REPO / "examples" / "flywheel" / "demo.toml")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config override (repeatable)")
     ap.add_argument("--out", type=Path, default=REPO / "runs" / "hackable-share", help="the runs' dirs")
     ap.add_argument("--log", type=Path, default=LOG)
     ap.add_argument("--tally", type=Path, metavar="RUN_DIR", help="log another flywheel run; runs nothing")

@@ -3,6 +3,7 @@ reader needs, audits by reading and by newer probes, and the residual share agai
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -168,3 +169,15 @@ def test_the_residual_counts_audited_environments_only(bench: ModuleType, capsys
     assert bench.needed(0, 0) == 189 and bench.needed(0, 189) == 0 and bench.needed(1, 0) > 189
     assert bench.report(_lines(audited=189, hackable=0))["residual"]["verdict"] == "met"
     assert bench.report(_lines(audited=0, hackable=0))["residual"]["verdict"].startswith("open")
+
+
+def test_a_run_is_started_then_resumed_and_its_rounds_are_tallied(bench: ModuleType, tmp_path: Path) -> None:
+    scripted = BENCHMARKS.parent / "examples" / "flywheel" / "scripted.toml"
+    args = argparse.Namespace(config=scripted, set=["backend=fake", "rounds=1"], out=tmp_path / "runs",
+                              log=tmp_path / "log.jsonl", hours=None)  # fmt: skip
+    assert bench.run(args, "abc1234") == 0  # the fake sandbox: every trial an error, no environment accepted
+    rdir = tmp_path / "runs" / "abc1234" / "run-0"
+    assert (rdir / "metrics.jsonl").is_file() and bench.next_run_dir(args.out, "abc1234") == rdir  # 1 of 20 rounds
+    (line,) = bench.load_log(args.log)
+    assert line["kind"] == "round" and line["code"] == "abc1234" and line["judged"] == 0
+    assert bench.flywheel_command(scripted, rdir, [])[4] == "resume"
