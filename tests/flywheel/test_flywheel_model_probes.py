@@ -17,7 +17,7 @@ from autoenvscaling.flywheel.config import FlywheelConfig, ProbesConfig, load_co
 from autoenvscaling.flywheel.context import NullEvents, RoundContext
 from autoenvscaling.flywheel.domains import resolve_domain
 from autoenvscaling.flywheel.layout import RunPaths
-from autoenvscaling.flywheel.records import Generation, ProposeOutput
+from autoenvscaling.flywheel.records import Generation, ProposeOutput, ValidateOutput
 from autoenvscaling.flywheel.stages_propose import _probe_model, run_validate
 from autoenvscaling.llm.config import parse_model_arg
 from autoenvscaling.pool import Pool
@@ -68,6 +68,17 @@ def test_model_probes_on_ray_open_their_model_on_the_workers(tmp_path: Path) -> 
         pass
 
 
+def _run_validate(tmp_path: Path, cfg: FlywheelConfig, proposed: ProposeOutput) -> tuple[ValidateOutput, RoundContext]:
+    """Round 1's validate stage on the scored fake backend."""
+    with Pool.open(tmp_path / "pool") as pool:
+        ctx = RoundContext(
+            n=1, paths=RunPaths(tmp_path / "run"), config=cfg, backend=RunBackend(ScoredFakeBackend(), "r"),
+            pool=pool, domains={"terminal": resolve_domain("terminal")}, solver=cfg.models.solver,
+            proposer=cfg.models.solver, events=NullEvents(),
+        )  # fmt: skip
+        return run_validate(ctx, proposed), ctx
+
+
 def _validate(tmp_path: Path, overrides: list[str]) -> tuple[list[str], str, ValidationReport]:
     """The validate stage of round 1 on one candidate (a scored fake task its oracle passes)."""
     cfg = load_config(None, ["probes.enabled=false", 'probes.judge="blocking"', *overrides])  # rules need a shell
@@ -75,13 +86,7 @@ def _validate(tmp_path: Path, overrides: list[str]) -> tuple[list[str], str, Val
     (candidate / "instruction.md").write_text("Reverse every line of /app/words.txt into /app/out.txt.\n")
     gen = GenerationResult(id="prompt-000", mode="prompt", episode_dir=str(tmp_path), candidate_dir=str(candidate))
     proposed = ProposeOutput(round=1, stage="propose", generations=[Generation(domain="terminal", result=gen)])
-    with Pool.open(tmp_path / "pool") as pool:
-        ctx = RoundContext(
-            n=1, paths=RunPaths(tmp_path / "run"), config=cfg, backend=RunBackend(ScoredFakeBackend(), "r"),
-            pool=pool, domains={"terminal": resolve_domain("terminal")}, solver=cfg.models.solver,
-            proposer=cfg.models.solver, events=NullEvents(),
-        )  # fmt: skip
-        out = run_validate(ctx, proposed)
+    out, ctx = _run_validate(tmp_path, cfg, proposed)
     (record,) = out.records
     assert out.probes["terminal/prompt-000"].flags == (["judge:behavior-in-tests"] if record.failed_checks else [])
     log = ctx.stage_dir("validate") / "terminal" / "validation" / "results.jsonl"
@@ -121,13 +126,7 @@ def test_a_proposal_the_proposers_check_failed_on_a_probe_counts_in_the_rounds_p
     proposed = ProposeOutput(round=1, stage="propose", generations=[
         Generation(domain="terminal", result=caught), Generation(domain="terminal", result=other)])  # fmt: skip
     cfg = load_config(None, [])
-    with Pool.open(tmp_path / "pool") as pool:
-        ctx = RoundContext(
-            n=1, paths=RunPaths(tmp_path / "run"), config=cfg, backend=RunBackend(ScoredFakeBackend(), "r"),
-            pool=pool, domains={"terminal": resolve_domain("terminal")}, solver=cfg.models.solver,
-            proposer=cfg.models.solver, events=NullEvents(),
-        )  # fmt: skip
-        out = run_validate(ctx, proposed)
+    out, _ = _run_validate(tmp_path, cfg, proposed)
     assert [(r.id, r.verdict) for r in out.records] == [("staged-000", "no-candidate"), ("staged-001", "no-candidate")]
     assert set(out.probes) == {"terminal/staged-000"}
     brief = out.probes["terminal/staged-000"]

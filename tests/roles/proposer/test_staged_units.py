@@ -531,39 +531,32 @@ def test_the_input_hint_says_which_value_each_field_the_scripts_awk_reads_holds(
     assert with_input_hint("x", inputs, piped) == "x\nA line of /app/a.log looks like: `10.0.0.1 GET /index.html 200`"
 
 
-def test_the_input_hint_never_shows_the_one_line_the_output_holds() -> None:
+@pytest.mark.parametrize(
+    ("script", "answer", "shown"),
+    [
+        # a flywheel round's accepted environment: its example line was the whole answer
+        ("awk '$4 <= 400' /app/a.log > /app/r", "10.0.0.1 GET /index.html 200\n", "its field 4 (the last) is `404`."),
+        # a candidate (on 265fe3a) printed field 1 of the one matching line, and the field note named it
+        ("awk '/GET/ && $4 == \"200\" {print $1}' /app/a.log > /app/r", "10.0.0.1\n",
+         "its field 4 (the last) is `404`, field 1 is `10.0.0.2`."),
+    ],
+)  # fmt: skip
+def test_the_input_hint_never_shows_the_answer(script: str, answer: str, shown: str) -> None:
+    """Where the output is one line, or one field value, of the first input line, the next line is shown
+    (``hackable:instruction-answer``); where every line would give it away, none is; one line of several is no
+    answer."""
     from autoenvscaling.roles.proposer.staged.text import with_input_hint
 
-    # A flywheel round's accepted environment: its example line was the whole answer (hackable:instruction-answer).
     log = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.3 POST /login 500\n"
-    script = "awk '$4 <= 400' /app/a.log > /app/r"
-    hinted = with_input_hint("Keep the rest.", {"/app/a.log": log}, script, "10.0.0.1 GET /index.html 200\n")
-    assert hinted.splitlines()[1] == (
-        "A line of /app/a.log looks like: `10.0.0.2 GET /missing 404`; "
-        "split at blanks, its field 4 (the last) is `404`."
+    hinted = with_input_hint("Keep.", {"/app/a.log": log}, script, answer)
+    assert (
+        hinted.splitlines()[1]
+        == f"A line of /app/a.log looks like: `10.0.0.2 GET /missing 404`; split at blanks, {shown}"
     )
-    two = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n"  # one line of several gives nothing away
-    assert "`10.0.0.1 GET /index.html 200`" in with_input_hint("Keep.", {"/app/a.log": log}, script, two)
-    same = {"/app/a.log": "x 1\nx 1\n"}  # no other line to show: no example
-    assert with_input_hint("Keep.", same, "grep x /app/a.log > /app/r", "x 1\n") == "Keep."
-
-
-def test_the_input_hint_never_shows_the_one_field_value_the_output_holds() -> None:
-    from autoenvscaling.roles.proposer.staged.text import with_input_hint
-
-    # A flywheel round's candidate (on 265fe3a) printed field 1 of the one matching line; the field note named it.
-    log = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.3 POST /login 500\n"
-    script = "awk '/GET/ && $4 == \"200\" {print $1}' /app/a.log > /app/r"
-    hinted = with_input_hint("Print the addresses.", {"/app/a.log": log}, script, "10.0.0.1\n")
-    assert hinted.splitlines()[1] == (
-        "A line of /app/a.log looks like: `10.0.0.2 GET /missing 404`; "
-        "split at blanks, its field 4 (the last) is `404`, field 1 is `10.0.0.2`."
-    )
-    both = "10.0.0.1\n10.0.0.3\n"  # one value of several gives nothing away: the first line stays
-    assert "`10.0.0.1 GET /index.html 200`" in with_input_hint("Print.", {"/app/a.log": log}, script, both)
-    every = {"/app/a.log": "10.0.0.1 GET /a 200\n10.0.0.1 GET /b 404\n"}  # each line's note holds it: no hint
-    first = "awk 'NR == 1 {print $1}' /app/a.log > /app/r"
-    assert with_input_hint("Print.", every, first, "10.0.0.1\n") == "Print."
+    several = answer + ("10.0.0.3\n" if answer == "10.0.0.1\n" else "10.0.0.2 GET /missing 404\n")
+    assert "`10.0.0.1 GET /index.html 200`" in with_input_hint("Keep.", {"/app/a.log": log}, script, several)
+    every = {"/app/a.log": "10.0.0.1 GET /index.html 200\n10.0.0.1 GET /index.html 200\n"}
+    assert with_input_hint("Keep.", every, script, answer) == "Keep."
 
 
 def test_a_hint_that_would_put_a_whole_output_into_the_instruction_is_left_out() -> None:
