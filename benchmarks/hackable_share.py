@@ -45,7 +45,7 @@ from generation_yield import code_version, wilson
 
 from autoenvscaling.errors import AutoEnvError
 from autoenvscaling.flywheel.accepted import accepted_environments
-from autoenvscaling.flywheel.layout import read_output
+from autoenvscaling.flywheel.layout import RunPaths, read_output
 from autoenvscaling.flywheel.records import ValidateOutput
 from autoenvscaling.flywheel.rounds import Flywheel
 from autoenvscaling.pool import Pool
@@ -119,17 +119,17 @@ def probe_set(report: ValidationReport | None) -> list[str]:
     return sorted(checks)
 
 
-def run_key(rdir: Path) -> str | None:
+def run_key(paths: RunPaths) -> str | None:
     """The run's name and the time its first round's validation ended: one run, wherever its dir lies."""
-    first = read_output(Flywheel.open(rdir).paths.stage_dir(1, "validate"), ValidateOutput)
-    return None if first is None else f"{rdir.name}@{first.finished_at:%Y-%m-%dT%H:%M:%S.%f}"
+    first = read_output(paths.stage_dir(1, "validate"), ValidateOutput)
+    return None if first is None else f"{paths.root.name}@{first.finished_at:%Y-%m-%dT%H:%M:%S.%f}"
 
 
 def tally(rdir: Path, code: str, log: Path) -> tuple[int, int]:
     """Adds the finished rounds and accepted environments of the run at ``rdir`` not logged yet; returns how many
     of each."""
     fw = Flywheel.open(rdir)
-    key = run_key(rdir)
+    key = run_key(fw.paths)
     if key is None:
         return 0, 0
     lines = load_log(log)
