@@ -103,6 +103,9 @@ def test_idea_schema_constrains_every_choice() -> None:
         ("total 3.0000001\n", "total 3\n", "numeric", True),
         ("total 3.1\n", "total 3\n", "numeric", False),
         ("sum 3\n", "total 3\n", "numeric", False),
+        ("200 3\n404 1.0\n", "200 3\n404 1\n", "numeric", True),
+        ("200 3 404 1\n", "200 3\n404 1\n", "numeric", False),
+        ("200\n3\n404\n1\n", "200 3\n404 1\n", "numeric", False),
         ("", "x\n", "exact", False),
     ],
 )

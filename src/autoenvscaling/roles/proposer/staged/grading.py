@@ -39,7 +39,7 @@ def matches(got: str, want: str, compare: str) -> bool:
     if compare == "sorted_lines":
         return sorted(g) == sorted(w)
     if compare == "numeric":
-        return same_words(" ".join(g).split(), " ".join(w).split())
+        return len(g) == len(w) and all(same_words(a.split(), b.split()) for a, b in zip(g, w, strict=True))
     return g == w
 
 

@@ -27,7 +27,7 @@ Compare = Literal["exact", "sorted_lines", "numeric"]
 COMPARE_HELP: dict[str, str] = {
     "exact": "the same lines in the same order (runs of spaces and tabs count as one space)",
     "sorted_lines": "the same lines in any order",
-    "numeric": "the same words, numbers equal within 1e-6 relative",
+    "numeric": "the same lines of the same words, numbers equal within 1e-6 relative",
 }
 Operator = Literal["filter", "aggregation", "output_format", "edge_case", "new_question", "combine"]
 OPERATOR_HELP: dict[str, str] = {
