@@ -75,6 +75,7 @@ def test_import_dataset(tmp_path: Path) -> None:
 def test_unknown_id_is_one_line_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    Pool.open(tmp_path / "p").close()
     monkeypatch.setattr(sys, "argv", ["autoenv", "pool", "show", "deadbeef", "--pool", str(tmp_path / "p")])
     with pytest.raises(SystemExit) as exc:
         main()
@@ -82,6 +83,23 @@ def test_unknown_id_is_one_line_error(
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "'deadbeef' is not in the pool" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "command", [["status"], ["list"], ["show", "deadbeef"], ["retire", "deadbeef"], ["export", "OUT"]]
+)
+def test_a_missing_pool_is_an_error_and_is_not_created(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "typo"
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    monkeypatch.setattr(sys, "argv", ["autoenv", "pool", *args, "--pool", str(missing)])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "no pool here" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 def test_bad_option_values(tmp_path: Path) -> None:

@@ -45,9 +45,14 @@ def _status_column() -> Column:
     return Column("status", no_wrap=True, min_width=9)
 
 
-def _open(pool: Path) -> Pool:
+def _open(pool: Path, *, create: bool = False) -> Pool:
+    """The pool at ``pool``; only the commands that add to it (``create``) make a new one, so a mistyped
+    ``--pool`` is an error rather than an empty pool left on disk."""
+    from autoenvscaling.errors import UserInputError
     from autoenvscaling.pool import Pool
 
+    if not create and not (pool / "catalog.sqlite").is_file():
+        raise UserInputError(f"{pool}: no pool here (no catalog.sqlite); `autoenv pool add` or a flywheel makes one")
     return Pool.open(pool)
 
 
@@ -68,7 +73,7 @@ def add(
         raise UserInputError(f"--source {source!r}: expected proposer, import or example")
     if near_duplicate not in ("store", "reject", "ignore"):
         raise UserInputError(f"--near-duplicate {near_duplicate!r}: expected store, reject or ignore")
-    with _open(pool) as p:
+    with _open(pool, create=True) as p:
         results = [
             p.add(t, domain=domain, round=round_, source=source, near_duplicate=near_duplicate)  # type: ignore[arg-type]
             for t in find_task_dirs(paths)
@@ -84,7 +89,7 @@ def import_(
     round_: RoundOpt = 0,
 ) -> None:
     """Add every task of an external Harbor dataset (source "import")."""
-    with _open(pool) as p:
+    with _open(pool, create=True) as p:
         _print_results(p.import_dataset(dataset_dir, domain=domain, round=round_), p.root)
 
 
