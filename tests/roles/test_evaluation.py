@@ -158,6 +158,17 @@ def test_dataset_toml_picks_and_orders_tasks_and_bad_dirs_are_one_line_errors(tm
     assert isinstance(res.exception, UserInputError) and "needs at least 2 attempts" in str(res.exception)
 
 
+def test_a_task_that_cannot_be_read_fails_the_eval_before_any_run_dir(tmp_path: Path) -> None:
+    ds = _dataset(tmp_path / "ds")
+    toml = ds / "hard" / "task.toml"
+    toml.write_text(toml.read_text() + "\n[agent]\ntimeout_sec = nan\n")
+    res = subprocess.run([sys.executable, "-m", "autoenvscaling.cli", "eval", str(ds), "--agent", "nop", "--backend",
+                          SCORED_FAKE, "--runs-root", str(tmp_path / "runs")], capture_output=True, text=True,
+                         check=False)  # fmt: skip
+    assert res.returncode == 2 and "agent.timeout_sec" in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()
+
+
 def test_flywheel_held_out_stage_scores_as_autoenv_eval(tmp_path: Path) -> None:
     ds = _dataset(tmp_path / "ds")
     overrides = [f"eval.tasks=[{json.dumps(str(ds))}]", "eval.attempts=3", "solver.review_before_submit=false"]

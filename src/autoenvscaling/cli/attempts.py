@@ -66,7 +66,10 @@ def attempt_session(
     from autoenvscaling.roles.solve_run import SolveRun
     from autoenvscaling.roles.solver_factory import trial_agents
     from autoenvscaling.sandbox.registry import get_backend
+    from autoenvscaling.tasks import load_task
 
+    for task_dir in task_dirs:  # a task that cannot be read is the user's error, before any run dir is made
+        load_task(task_dir)
     preflight_docker(args.backend)
     rdir = resolve_run_dir(args.runs_root, kind, args.run_dir, args.resume)
     loop_cfg: dict[str, object] = {"max_turns": args.max_turns, "action_format": args.action_format}
