@@ -621,6 +621,11 @@ def test_an_instructions_prose_leaves_its_code_blocks_out() -> None:
     assert prose_of(given) == "Select lines of /app/a.log into /app/b.txt."
     assert prose_of("```\nCount the lines of /app/a.txt.\n```") == "Count the lines of /app/a.txt."
     assert prose_of("Instruction:\nCount the lines.") == "Count the lines."
+    assert (
+        prose_of("NEW TASK: Select the PUT lines.\n\nInput: /app/a.log") == "Select the PUT lines.\n\nInput: /app/a.log"
+    )
+    assert prose_of("**New task:**\nSelect the PUT lines.") == "Select the PUT lines."
+    assert prose_of("Task: Select the PUT lines.") == "Task: Select the PUT lines."
     quoted = 'The instruction is:\n"Filter out lines with status 404 from `/app/a.log` into `/app/b.txt`."\nIn order.'
     assert prose_of(quoted) == "Filter out lines with status 404 from `/app/a.log` into `/app/b.txt`.\nIn order."
     assert prose_of('Say "yes" when done.') == 'Say "yes" when done.'  # quotes inside a line stay

@@ -30,6 +30,8 @@ _POINTER = re.compile(
 _PREAMBLE = re.compile(r"\A\s*(?:(?:sure|certainly|okay)[,!.]?\s*)?here(?:'s| is)\b[^\n]*:[ \t]*\n+", re.IGNORECASE)
 # "The instruction is:" over the reply's text, which stands in quotes (a recorded demo run on 62c9339)
 _INTRO = re.compile(r"\A\s*(?:the |your |new )*instruction(?: is| for [^\n:]*)?\s*:[ \t]*\n+", re.IGNORECASE)
+# The prompt's own label copied in front of the reply ("NEW TASK: Select only...", hackable-share run on 34a6a5e)
+_PROMPT_LABEL = re.compile(r"\A\s*new task\s*:[ \t]*\n?", re.IGNORECASE)
 _QUOTED_LINE = re.compile(r'\A"([^"\n]+)"[ \t]*(?=\n|\Z)')
 _LABEL = re.compile(r"^\s*(?:#+\s*)?(?:instruction(?:\.md)?|solve\.sh|content)\s*:?\s*$", re.IGNORECASE)
 
@@ -66,7 +68,8 @@ def prose_of(text: str) -> str:
     """An instruction reply's prose: fenced blocks are code (a command in an instruction gives the task away),
     so only the text around them counts, unless the reply is nothing but a fence (around prose, or code that
     the prose check then refuses). A line that introduced a block goes with it (``_lead_in``), and so does a
-    first line that introduces the instruction, with the quotes around the line under it (``_INTRO``)."""
+    first line that introduces the instruction, with the quotes around the line under it (``_INTRO``), and the
+    prompt's ``NEW TASK:`` label in front of it."""
     text = _PREAMBLE.sub("", text, count=1)
     if (intro := _INTRO.match(text)) is not None:
         text = _QUOTED_LINE.sub(r"\1", text[intro.end() :], count=1)
@@ -76,7 +79,7 @@ def prose_of(text: str) -> str:
         return fenced_or_plain(text)
     if _WHOLE_FENCE.search(text):
         outside = _without_lead_in(outside)
-    return _POINTER.sub(".", fenced_or_plain(plain_markdown(outside)))
+    return _PROMPT_LABEL.sub("", _POINTER.sub(".", fenced_or_plain(plain_markdown(outside))), count=1)
 
 
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
