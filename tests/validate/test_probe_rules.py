@@ -105,12 +105,23 @@ _FOUND = [
     ("Write the total.\n- 42\n", "42\n", ["42"]),  # a bullet
     ('The file must read "OK".', "OK", ["OK"]),
     ("The first line reads, for example: 10.0.0.1", "10.0.0.1\n", ["10.0.0.1"]),  # after a colon
+    # The model's example line, the one line the output holds twice, and the format hint's count beside it
+    (
+        "Select the GET lines with status 200.\nOne line holds: 10.0.0.1 GET /index.html 200\n"
+        "/app/result.txt holds 2 lines, each of the form `<word> <word> <word> <number>`.",
+        "10.0.0.1 GET /index.html 200\n10.0.0.1 GET /index.html 200\n",
+        ["10.0.0.1 GET /index.html 200\n10.0.0.1 GET /index.html 200"],
+    ),
+    ("Write `ok` on three output lines.", "ok\nok\nok\n", ["ok\nok\nok"]),
 ]
 _NOT_FOUND = [
     ("A line looks like `10.0.0.1 GET / 200`.", "10.0.0.1 GET / 200\n10.0.0.2 GET / 404\n"),  # one line of two
     ("Write the count of `404` lines.", "4040\n"),
     ("Write the result to /app/out.txt.", "\n\n"),  # an empty output is the empty-files exploit's
     ("There are 42 files in /data.", "42\n"),  # a number inside a sentence is no string the instruction shows
+    ("One line holds: `10.0.0.1 GET / 200`.", "10.0.0.1 GET / 200\n10.0.0.1 GET / 200\n"),  # no count said
+    ("One line holds: `10.0.0.1 GET / 200`; 3 lines.", "10.0.0.1 GET / 200\n10.0.0.1 GET / 200\n"),  # another count
+    ("A line: `a`; 2 lines.", "a\nb\n"),  # two different lines: which is which is no copy
 ]
 
 
