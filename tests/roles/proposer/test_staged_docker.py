@@ -319,6 +319,20 @@ def test_an_instruction_that_gives_the_answer_away_is_rejected(tmp_path: Path, b
     assert record.verdict == "no-candidate" and record.failed_checks == ["answer-in-instruction"]
 
 
+def test_an_instruction_that_restates_the_input_is_rejected(tmp_path: Path, backend: DockerBackend) -> None:
+    # a flywheel round on e5c6de5: each line's status code listed, so the codes above 400 follow from the text alone
+    idea = {**IDEA, "change": "Keep the status codes above 400", "output_file": "/app/codes.txt"}
+    awk = "```bash\nawk '$4 > 400 {print $4}' /app/data/access.log > /app/codes.txt\n```"
+    restated = (
+        "Write the status codes above 400 of /app/data/access.log to /app/codes.txt, one per line, in input order. "
+        "The first line has status 200, the second 404, the third 500 and the fourth 404."
+    )
+    replies = [json.dumps(idea), awk, restated, OK, restated]  # the repair restates them again
+    record, model = _run(tmp_path, backend, replies, staged={"order": "solution_first"})
+    assert "lists the input's values line by line" in model.calls[4][-1].content
+    assert record.verdict == "no-candidate" and record.failed_checks == ["input-in-instruction"]
+
+
 def test_an_example_that_copies_the_output_is_cut_from_the_instruction(tmp_path: Path, backend: DockerBackend) -> None:
     # a recorded demo run: a right rule, then an **Example** block quoting the output the model had seen
     idea = {**IDEA, "change": "Keep the requests for /missing", "output_file": "/app/result.txt"}

@@ -13,6 +13,7 @@ from autoenvscaling.roles.proposer.staged.calls import fenced_or_plain, parse_js
 from autoenvscaling.roles.proposer.staged.giveaway import (
     answer_in_instruction,
     quoted_output_lines,
+    restated_field,
     solution_in_instruction,
     without_quoted_output,
 )
@@ -415,6 +416,42 @@ def test_one_line_quoted_is_no_leak_however_often_the_output_repeats_it() -> Non
     instruction = 'Save each occurrence of the string "GET /admin HTTP/1.1" in /app/logs/a.log to /app/errors.txt.'
     assert answer_in_instruction(instruction, outputs) is None
     assert quoted_output_lines(instruction, outputs) == {"/app/errors.txt": ["GET /admin HTTP/1.1"]}
+
+
+ACCESS_LOG = (
+    "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n10.0.0.3 GET /missing 404\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "field"),
+    [
+        # a flywheel round on e5c6de5: each line's status code, in order; the tests wanted those above 400
+        (
+            "Write the status codes above 400 to /app/r.txt.\n- The first line contains a status code (200).\n"
+            "- The second line contains a status code (404).\n- The third line (500).\n- The fourth line (404).",
+            4,
+        ),
+        ("Count the clients. The lines come from `10.0.0.1`, `10.0.0.2`, `10.0.0.1` and `10.0.0.3`.", 1),
+        ("The paths requested are /index.html, /missing, /login, /missing.", 3),
+        # not in the input's order, or not every line: the instruction names values, it does not restate the log
+        ("Keep the lines with status 404 or 500 and drop those with 200.", None),
+        ("Count the requests from 10.0.0.1, 10.0.0.2 and 10.0.0.3.", None),
+        ("Write the status codes of /app/a.log (200, 404, 500) that are above 400 to /app/r.txt.", None),
+    ],
+)
+def test_an_instruction_must_not_restate_the_input_line_by_line(instruction: str, field: int | None) -> None:
+    found = restated_field(instruction, {"/app/a.log": ACCESS_LOG})
+    assert (found is None) if field is None else (found is not None and f"field {field} of each line" in found)
+
+
+def test_a_restated_field_needs_three_lines_and_two_values() -> None:
+    instruction = "The codes are 200, 404, 500 and 404; the methods GET, GET, GET."
+    assert restated_field(instruction, {"/app/a.log": "a 200\nb 404\n"}) is None  # two lines
+    assert restated_field(instruction, {"/app/a.log": "GET 1\nGET 2\nGET 3\n"}) is None  # one value
+    # a CSV's header row may go unsaid
+    csv = "name,status\na,200\nb,404\nc,500\nd,404\n"
+    assert "field 2 of each line of /app/a.csv" in (restated_field(instruction, {"/app/a.csv": csv}) or "")
 
 
 @pytest.mark.parametrize(

@@ -76,6 +76,7 @@ STAGED_AGENT = "autoenv-proposer-staged"
 IDEA_UNPARSEABLE = "idea-unparseable"
 ANSWER_IN_INSTRUCTION = "answer-in-instruction"
 SOLUTION_IN_INSTRUCTION = "solution-in-instruction"
+INPUT_IN_INSTRUCTION = "input-in-instruction"
 INSTRUCTION_CONTRADICTS_OUTPUT = "instruction-contradicts-output"
 NO_SOLUTION = "no-working-solution"
 NOT_NEW = DUPLICATE_CHECK

@@ -20,6 +20,7 @@ from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.episode import (
     ANSWER_IN_INSTRUCTION,
     IDEA_UNPARSEABLE,
+    INPUT_IN_INSTRUCTION,
     INSTRUCTION_CONTRADICTS_OUTPUT,
     NO_SOLUTION,
     NOT_NEW,
@@ -30,6 +31,7 @@ from autoenvscaling.roles.proposer.staged.giveaway import (
     answer_in_instruction,
     commands_named,
     quoted_output_lines,
+    restated_field,
     solution_in_instruction,
     with_hints,
     without_commands,
@@ -169,13 +171,14 @@ def _copied(ep: Episode) -> list[str]:
 
 def precision_repair(ep: Episode) -> None:
     """When the instruction leaves out a path, a word or a threshold the solution relies on, names an input
-    the solution never reads, states a comparison the output breaks, or copies lines of the output that give the
-    answer away, the model rewrites it once, told what is wrong (``finish`` adds a sentence for whatever is still
-    left out after that, cuts copied lines it can, and rejects a contradiction or a copy it cannot cut)."""
+    the solution never reads, states a comparison the output breaks, copies lines of the output that give the
+    answer away or restates the input line by line, the model rewrites it once, told what is wrong (``finish``
+    adds a sentence for whatever is still left out after that, cuts copied lines it can, and rejects a
+    contradiction, a restated input or a copy it cannot cut)."""
     missing, unread = _imprecision(ep)
     ep.log.unnamed, ep.log.unread = missing, unread
-    contradiction, copied = _contradiction(ep), _copied(ep)
-    if not (missing or unread or contradiction or copied) or not ep.config.precision_repair:
+    contradiction, copied, restated = _contradiction(ep), _copied(ep), restated_field(ep.files.instruction, ep.inputs)
+    if not (missing or unread or contradiction or copied or restated) or not ep.config.precision_repair:
         return
     if ep.config.order != "solution_first" or ep.last_run is None or ep.caller.calls >= ep.caller.max_calls:
         return
@@ -186,6 +189,12 @@ def precision_repair(ep: Episode) -> None:
             "the output."
         )
         ep.caller.note("precision", f"the instruction copies {len(copied)} lines of the output")
+    if restated:
+        problems.append(
+            "Your previous instruction lists the input's values line by line: describe the rule and the line format, "
+            "the solver reads the input itself."
+        )
+        ep.caller.note("precision", restated)
     if contradiction:
         problems.append(f"Your previous instruction is wrong: {contradiction}. Say what the script does.")
         ep.caller.note("precision", contradiction)
@@ -206,7 +215,8 @@ def precision_repair(ep: Episode) -> None:
     ep.ask_describe(problem=" ".join(problems))
     after_missing, after_unread = _imprecision(ep)
     lost = len(after_missing) + len(after_unread) - len(missing) - len(unread)
-    if lost + (_contradiction(ep) is not None) + bool(_copied(ep)) > (contradiction is not None) + bool(copied):
+    worse = (_contradiction(ep) is not None) + bool(_copied(ep)) + bool(restated_field(ep.files.instruction, ep.inputs))
+    if lost + worse > (contradiction is not None) + bool(copied) + bool(restated):
         ep.files.instruction = before  # the rewrite lost more than it gained
     ep.log.repairs += 1
 
@@ -233,6 +243,8 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
         failure = (recording.check or "record", recording.detail)
     elif leak:
         failure = (ANSWER_IN_INSTRUCTION, leak)
+    elif restated := restated_field(ep.files.instruction, ep.inputs):
+        failure = (INPUT_IN_INSTRUCTION, restated)
     elif given := solution_in_instruction(ep.files.instruction, ep.files.solve_sh):
         failure = (SOLUTION_IN_INSTRUCTION, given)
     elif named:

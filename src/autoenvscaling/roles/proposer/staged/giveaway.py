@@ -39,6 +39,41 @@ def answer_in_instruction(instruction: str, outputs: dict[str, str]) -> str | No
     return None
 
 
+_TOKEN = re.compile(r"[^\s`'\"(),;\[\]{}<>]+")
+
+
+def _fields(line: str, separator: str | None) -> list[str]:
+    return [f.strip() for f in line.split(separator)] if separator else line.split()
+
+
+def restated_field(instruction: str, inputs: dict[str, str]) -> str | None:
+    """Why the instruction restates an input line by line, or None: one field's values over every line of an
+    input (3 to 64 lines, 2+ distinct values; a CSV's header row may be left out) appear in that order among the
+    instruction's words. Such an instruction carries the input, so a filter's or count's answer is worked out
+    from it alone (a flywheel round on e5c6de5 accepted "The first line of the input file contains a status code
+    (200). The second line contains a status code (404). ...", and the tests wanted the codes above 400)."""
+    words = [w.rstrip(".:!?") for w in _TOKEN.findall(instruction)]
+    for path, text in inputs.items():
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        if not 3 <= len(lines) <= 64:
+            continue
+        separator = "," if all("," in ln for ln in lines) else None
+        rows = [_fields(ln, separator) for ln in lines]
+        for k in range(min(len(row) for row in rows)):
+            column = [row[k] for row in rows]
+            for values in (column, column[1:]) if separator else (column,):  # a CSV's header row may go unsaid
+                if len(values) >= 3 and len(set(values)) >= 2 and _in_order(values, words):
+                    shown = ", ".join(values[:5]) + (", ..." if len(values) > 5 else "")
+                    return f"the instruction restates field {k + 1} of each line of {path} ({shown})"
+    return None
+
+
+def _in_order(values: list[str], words: list[str]) -> bool:
+    """Whether ``values`` appear in order (not necessarily next to each other) among ``words``."""
+    rest = iter(words)
+    return all(any(w == v for w in rest) for v in values)
+
+
 def gives_answer(instruction: str, outputs: dict[str, str]) -> bool:
     """Whether a string of ``instruction`` (a code span, quoted string, line, ...) holds a whole output: what the
     probes' ``hackable:instruction-answer`` writes and runs the tests on."""
