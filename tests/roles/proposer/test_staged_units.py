@@ -524,6 +524,16 @@ def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_
     over = "awk '$4 > 400' /app/data/access.log > /app/status_over_400.txt"
     assert unnamed_references("Read /app/data/access.log, write /app/status_over_400.txt.", over, "/x") == ["400"]
     assert unnamed_references("Keep status over 400 of /app/data/access.log.", over, "/x") == []
+    # a quoted number is a value too (a flywheel round on 92d3dfb: `grep '500'`, and 500 only in the output's name)
+    grep = "grep '500' /app/data/access.log > /app/error_500.txt\nawk '$1 == \"10.0.0.1\"' /app/a.log > /app/b"
+    assert script_references(grep, "/app/error_500.txt") == ["/app/data/access.log", "/app/a.log", "500", "10.0.0.1"]
+    told = "Keep the lines of /app/data/access.log that hold 500, and those of /app/a.log from 10.0.0.1."
+    assert unnamed_references("Copy /app/data/access.log to /app/error_500.txt.", grep, "/x") == [
+        "/app/a.log",
+        "500",
+        "10.0.0.1",
+    ]
+    assert unnamed_references(told, grep, "/x") == []
     assert with_references("Do it.", ["/srv/data", "run"]) == (
         "Do it.\nThe input is in /srv/data. The rule uses these values: `run`."
     )

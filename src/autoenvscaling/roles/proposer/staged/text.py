@@ -92,7 +92,9 @@ def findings_from_digest(digests: list[Any], limit: int = 6) -> list[str]:
 _SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/", "/tmp/", "/usr/", "/bin/", "/sbin/", "/lib", "/run/")
 ABS_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/?)+)")  # an absolute path in a script or a text
 _WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
-_QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z][\w.@:-]{1,30})\1""")
+# A quoted word or number (2+ characters): `grep -v 'admin'`, `grep '500'`, `$1 == "10.0.0.1"`. A flywheel round on
+# 92d3dfb accepted `grep '500'` under an instruction whose only 500 was in the output's name, /app/error_500.txt.
+_QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z0-9][\w.@:-]{1,30})\1""")
 # An awk or sed address, not a path: `/400/ {`, `/ERROR/'`, sed's `/index/d'` (a command letter after it).
 _ADDRESS = re.compile(r"/[^/\s]+/[dpI!]?")
 _ADDRESS_END = re.compile(r"\s*(?:[{'\";]|$)", re.MULTILINE)
