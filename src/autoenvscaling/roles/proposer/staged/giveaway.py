@@ -42,10 +42,6 @@ def answer_in_instruction(instruction: str, outputs: dict[str, str]) -> str | No
 _TOKEN = re.compile(r"[^\s`'\"(),;\[\]{}<>]+")
 
 
-def _fields(line: str, separator: str | None) -> list[str]:
-    return [f.strip() for f in line.split(separator)] if separator else line.split()
-
-
 def restated_field(instruction: str, inputs: dict[str, str]) -> str | None:
     """Why the instruction restates an input line by line, or None: one field's values over every line of an
     input (3 to 64 lines, 2+ distinct values; a CSV's header row may be left out) appear in that order among the
@@ -57,11 +53,11 @@ def restated_field(instruction: str, inputs: dict[str, str]) -> str | None:
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if not 3 <= len(lines) <= 64:
             continue
-        separator = "," if all("," in ln for ln in lines) else None
-        rows = [_fields(ln, separator) for ln in lines]
+        csv = all("," in ln for ln in lines)
+        rows = [[f.strip() for f in ln.split(",")] if csv else ln.split() for ln in lines]
         for k in range(min(len(row) for row in rows)):
             column = [row[k] for row in rows]
-            for values in (column, column[1:]) if separator else (column,):  # a CSV's header row may go unsaid
+            for values in (column, column[1:]) if csv else (column,):  # a CSV's header row may go unsaid
                 if len(values) >= 3 and len(set(values)) >= 2 and _in_order(values, words):
                     shown = ", ".join(values[:5]) + (", ..." if len(values) > 5 else "")
                     return f"the instruction restates field {k + 1} of each line of {path} ({shown})"
