@@ -143,6 +143,46 @@ def test_the_lines_holding_the_one_text_the_instruction_keeps(
         assert broken in str(found) and contradiction(instruction, output, inputs) == found
 
 
+GAP_LOG = LOG + "10.0.0.3 GET /missing 404\n10.0.0.4 GET /admin 403\n"
+ERRORS = "10.0.0.2 GET /missing 404\n10.0.0.3 GET /missing 404\n10.0.0.4 GET /admin 403\n"  # grep -E '40[0-9]'
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "lacks"),
+    [
+        # the hackable-share runs: "greater than 400" of a `grep -E '40[0-9]'`, the 500 line left out
+        ("Select lines where the status code is greater than 400.", ERRORS, "10.0.0.1 POST /login 500"),
+        ("Keep the requests with a status code less than 500.", "10.0.0.1 GET /index.html 200\n",
+         "10.0.0.2 GET /missing 404"),
+        # a hint's words are no second condition: the input hint's GET is in every kept line, not in the 500 one
+        ("Select lines with status above 400.\nA line of /app/data/access.log looks like: "
+         "`10.0.0.1 GET /index.html 200`", ERRORS, "10.0.0.1 POST /login 500"),
+        # a second condition the instruction names: a word in every kept line and not in the missing one
+        ("Select the GET requests with a status above 400.", ERRORS, None),
+        ("Keep lines with status greater than 400 whose path has admin.", "10.0.0.4 GET /admin 403\n", None),
+        # only some of the lines: the first, the unique ones
+        ("Write the first line with a status above 400.", "10.0.0.2 GET /missing 404\n", None),
+        ("Write the unique paths' lines with a status above 400.", "10.0.0.2 GET /missing 404\n"
+         "10.0.0.4 GET /admin 403\n10.0.0.1 POST /login 500\n", None),
+        # no gap, no plain claim, no filter
+        ("Select lines where the status code is at least 400.", LOG[29:] + "10.0.0.3 GET /missing 404\n"
+         "10.0.0.4 GET /admin 403\n", None),
+        ("Select lines whose status is not below 400.", ERRORS, None),
+        ("Count the lines with a status above 400.", "3\n", None),
+    ],
+)  # fmt: skip
+def test_an_input_line_that_holds_the_stated_comparison_missing_from_the_output(
+    instruction: str, output: str, lacks: str | None
+) -> None:
+    from autoenvscaling.roles.proposer.staged.claims import claim_gap
+
+    inputs = {"/app/data/access.log": GAP_LOG}
+    found = claim_gap(instruction, output, inputs)
+    assert (found is None) is (lacks is None), found
+    if lacks is not None:
+        assert f"lacks the input line `{lacks}`" in str(found) and contradiction(instruction, output, inputs) == found
+
+
 # The one-shot baseline's sections reply: code needs no JSON escaping (yield series v20: 6 of P1's 11 JSON replies
 # ended their solve_sh at the first quote of a comment copied from the parent, a `"` left unescaped).
 SECTIONS = """operator: filter

@@ -5,7 +5,7 @@ line holds 500), and files the instruction names that the image does not hold.""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
@@ -51,28 +51,79 @@ def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     if not rows:
         return None
     width = min(len(r) for r in rows)
+    for claim, op, number, digits in _plain_claims(instruction):
+        columns = [
+            j
+            for j in range(width)
+            if all(r[j].isdigit() and len(r[j]) == digits and (fields is None or r[j] in fields) for r in rows)
+        ]
+        if columns and not any(all(op(int(r[j]), number) for r in rows) for j in columns):
+            j = columns[-1]
+            bad = next(" ".join(r) for r in rows if not op(int(r[j]), number))
+            return f'the instruction says "{claim}", but the output line `{bad}` does not hold it'
+        if not columns and fields is None:  # a filter whose fields shift (a path with a space): line by line
+            shifted = next((" ".join(r) for r in rows if _breaks(r, op, number, digits)), None)
+            if shifted is not None:
+                return f'the instruction says "{claim}", but the output line `{shifted}` does not hold it'
+    return None
+
+
+def _plain_claims(instruction: str) -> Iterator[tuple[str, Callable[[int, int], bool], int, int]]:
+    """Each plain comparison the instruction states, as (its text, the test, the number, the number's digits):
+    ``status code less than 500``, from a sentence with no negation, removal or alternative."""
     for sentence in re.split(r"[.;\n]", instruction):
         lower = sentence.lower()
         if _NOT_A_PLAIN_CLAIM.search(lower.replace("or equal to", "")):
             continue
         for m in _CLAIM.finditer(lower):
-            op, number = _CLAIM_OPS[m.group(1)], int(m.group(2))
-            digits = len(m.group(2))
-            columns = [
-                j
-                for j in range(width)
-                if all(r[j].isdigit() and len(r[j]) == digits and (fields is None or r[j] in fields) for r in rows)
-            ]
-            claim = sentence[m.start() : m.end()]
-            if columns and not any(all(op(int(r[j]), number) for r in rows) for j in columns):
-                j = columns[-1]
-                bad = next(" ".join(r) for r in rows if not op(int(r[j]), number))
-                return f'the instruction says "{claim}", but the output line `{bad}` does not hold it'
-            if not columns and fields is None:  # a filter whose fields shift (a path with a space): line by line
-                shifted = next((" ".join(r) for r in rows if _breaks(r, op, number, digits)), None)
-                if shifted is not None:
-                    return f'the instruction says "{claim}", but the output line `{shifted}` does not hold it'
+            yield sentence[m.start() : m.end()], _CLAIM_OPS[m.group(1)], int(m.group(2)), len(m.group(2))
+
+
+# The lines ``text.py`` adds to an instruction mechanically (the input, order and format hints): no rule in them.
+_HINT_LINE = re.compile(r"^(?:A line of \S+|The lines of \S+ keep|/\S+ holds) ")
+# A filter that keeps some of the lines holding its rule: a first few, the unique ones, a sample.
+_SOME_LINES = re.compile(
+    r"\b(?:first|last|top|bottom|head|tail|uniq\w*|distinct|duplicat\w*|limit\w*|sampl\w*|random\w*)\b"
+)
+_WORD = re.compile(r"[a-z0-9_]+")
+
+
+def claim_gap(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why a filter's output lacks an input line that holds the comparison the instruction states, or None: the
+    other side of ``claim_violation``. Every output line is a line of one input; a plain claim (no negation,
+    removal or alternative in its sentence) holds on exactly one whole-number column of every output line; an
+    input line holds it too and the output lacks it; and no word of the instruction outside its mechanical hints
+    is in every output line but not in that one (a second condition: ``admin``, ``GET``). Nor is it read where
+    the instruction keeps only some such lines (the first, the unique ones). Five proposals of the
+    hackable-share runs (265fe3a to 3558cbc) were such: "status code greater than 400" of a ``grep -E
+    '40[0-9]'`` that left out the 500 lines (four), "less than 500" of a ``grep -E '200|300|400'`` that left out
+    the 404 lines. One was accepted and calibrated too hard; two were rejected only after a blind solver's
+    reproductions failed."""
+    lines = [ln for ln in normalized(output) if ln]
+    rows = [ln.split() for ln in lines]
+    texts = ([ln for ln in normalized(text) if ln] for text in inputs.values())
+    source = next((il for il in texts if lines and set(lines) <= set(il)), None)
+    prose = "\n".join(ln for ln in instruction.splitlines() if not _HINT_LINE.match(ln))
+    if source is None or _SOME_LINES.search(prose.lower()):
+        return None
+    told = set(_WORD.findall(prose.lower()))
+    common = set.intersection(*(set(_WORD.findall(ln.lower())) for ln in lines))
+    width = min(len(r) for r in rows)
+    for claim, op, number, digits in _plain_claims(prose):
+        holds = [j for j in range(width) if all(_holds(r[j], op, number, digits) for r in rows)]
+        if len(holds) != 1:
+            continue
+        for line in source:
+            fields = line.split()
+            if line in lines or len(fields) <= holds[0] or not _holds(fields[holds[0]], op, number, digits):
+                continue
+            if not (common - set(_WORD.findall(line.lower()))) & told:
+                return f'the instruction says "{claim}", but the output lacks the input line `{line}`, which holds it'
     return None
+
+
+def _holds(field: str, op: Callable[[int, int], bool], number: int, digits: int) -> bool:
+    return field.isdigit() and len(field) == digits and op(int(field), number)
 
 
 def _breaks(row: list[str], op: Callable[[int, int], bool], number: int, digits: int) -> bool:
@@ -172,13 +223,15 @@ def _number(field: str) -> bool:
 
 
 def contradiction(instruction: str, output: str, inputs: dict[str, str], compare: str = "exact") -> str | None:
-    """The first way the output contradicts what the instruction states: a comparison (``claim_violation``), an
-    order (``order_violation``), lines it says to remove (``removal_violation``), status codes it names
-    (``value_violation``), an input line it says the output holds (``quote_violation``), the lines holding the one
-    text it says to keep (``keep_violation``) or a sort (``sort_violation``; not where the tests compare
-    ``sorted_lines``, which any order passes); None when none."""
+    """The first way the output contradicts what the instruction states: a comparison (``claim_violation``; and
+    ``claim_gap``, an input line that holds it missing from a filter's output), an order (``order_violation``),
+    lines it says to remove (``removal_violation``), status codes it names (``value_violation``), an input line
+    it says the output holds (``quote_violation``), the lines holding the one text it says to keep
+    (``keep_violation``) or a sort (``sort_violation``; not where the tests compare ``sorted_lines``, which any
+    order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
+        or claim_gap(instruction, output, inputs)
         or order_violation(instruction, output, inputs)
         or removal_violation(instruction, output, inputs)
         or value_violation(instruction, output, inputs)
