@@ -534,6 +534,14 @@ def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_
         "10.0.0.1",
     ]
     assert unnamed_references(told, grep, "/x") == []
+    # each word of a quoted alternation is a value (a flywheel round on 4bb2b04: `grep -E '404|500'`, and only 404
+    # in the instruction), basic-regex `\|` too; a value in a bare file name names nothing, as in a path
+    either = "grep -E '404|500' /app/a.log > /app/r\ngrep 'GET\\|PUT' /app/a.log >> /app/r"
+    assert script_references(either, "/app/r") == ["/app/a.log", "404", "500", "GET", "PUT"]
+    assert unnamed_references("Keep the 404 lines of /app/a.log, GET or PUT.", either, "/app/r") == ["500"]
+    named = "Write the lines of /app/a.log to errors_404.txt or errors_500.log, GET and PUT alike."
+    assert unnamed_references(named, either, "/app/r") == ["404", "500"]
+    assert unnamed_references("Keep status 404 or 500 (GET, PUT) of /app/a.log.", either, "/app/r") == []
     assert with_references("Do it.", ["/srv/data", "run"]) == (
         "Do it.\nThe input is in /srv/data. The rule uses these values: `run`."
     )
