@@ -94,10 +94,10 @@ ABS_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/?)+)")  # an absolute path i
 _WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
 # A quoted word or number (2+ characters): `grep -v 'admin'`, `grep '500'`, `$1 == "10.0.0.1"`. A flywheel round on
 # 92d3dfb accepted `grep '500'` under an instruction whose only 500 was in the output's name, /app/error_500.txt.
-_QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z0-9][\w.@:-]{1,30})\1""")
-# A quoted alternation of such words: `grep -E '404|500'` (a flywheel round on 4bb2b04 accepted it under an
-# instruction that named 404 and never 500), basic-regex `'GET\|POST'` too.
-_ALTERNATION = re.compile(r"""(?<![\w$])(['"])([A-Za-z0-9][\w.@:-]{0,30}(?:\\?\|[A-Za-z0-9][\w.@:-]{0,30})+)\1""")
+# Or a quoted alternation of such words: `grep -E '404|500'` (a flywheel round on 4bb2b04 accepted it under an
+# instruction that named 404 and never 500), basic-regex `'GET\|POST'` too; each word is a value.
+_QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z0-9][\w.@:-]{0,30}(?:\\?\|[A-Za-z0-9][\w.@:-]{0,30})*)\1""")
+_ALTERNATIVE = re.compile(r"\\?\|")
 # A file's bare name (`errors_404.txt`, `index.html`): a value inside it names nothing, as inside a path.
 _FILE_NAME = re.compile(r"(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}\b")
 # An awk or sed address, not a path: `/400/ {`, `/ERROR/'`, sed's `/index/d'` (a command letter after it).
@@ -143,8 +143,7 @@ def script_references(solve_sh: str, output: str) -> list[str]:
             continue
         if path and path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
             refs.append(path)
-    words = [m.group(2) for m in _QUOTED.finditer(body)]
-    words += [w for m in _ALTERNATION.finditer(body) for w in re.split(r"\\?\|", m.group(2)) if len(w) > 1]
+    words = [w for m in _QUOTED.finditer(body) for w in _ALTERNATIVE.split(m.group(2)) if len(w) > 1]
     for word in words:
         if not word.startswith("-") and word.lower() not in _SHELL_WORDS and word not in refs:
             refs.append(word)
