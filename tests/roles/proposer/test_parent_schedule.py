@@ -153,10 +153,10 @@ def test_the_record_names_the_parent_the_episode_was_given(tmp_path: Path, monke
 
     monkeypatch.setattr(run_module, "run_staged_episode", switched)
     config = ProposeConfig(mode="staged", n=2)
-    domain = domain_context("terminal")  # the pack's parents: the worked example, then the short examples
+    domain = domain_context("terminal")  # the pack's parents: the worked example, its starters, the examples
     results = ProposeRun(tmp_path / "out", FakeBackend(), ScriptedModel([]), domain, config).generate()
-    # both from the worked example, the pack's shortest solution (see the next test), neither the switched one
-    assert [g.parent for g in results] == ["worked-example", "worked-example"]
+    # the pack's one-line solutions in turn, neither the switched one
+    assert [g.parent for g in results] == ["worked-example", "app-config"]
 
 
 def test_a_run_s_later_episodes_are_told_what_its_earlier_ones_made_from_their_parent(
@@ -181,7 +181,8 @@ def test_a_run_s_later_episodes_are_told_what_its_earlier_ones_made_from_their_p
         return GenerationResult(id=task_id, mode="staged", episode_dir=str(episode_dir))
 
     monkeypatch.setattr(run_module, "run_staged_episode", episode)
-    config = ProposeConfig(mode="staged", n=3, parent_children={"worked-example": ["Keep the lines with status 200"]})
+    config = ProposeConfig(mode="staged", n=3, parent_history={"worked-example": (4, 4)},
+                           parent_children={"worked-example": ["Keep the lines with status 200"]})  # fmt: skip
     ProposeRun(tmp_path / "out", FakeBackend(), ScriptedModel([]), domain_context("terminal"), config).generate()
     earlier = ["Keep the lines with status 200"]
     assert told == [earlier, [*earlier, changes[0]], [*earlier, changes[0]]]

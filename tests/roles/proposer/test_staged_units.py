@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,14 @@ from autoenvscaling.roles.proposer.staged.giveaway import (
     without_quoted_output,
 )
 from autoenvscaling.roles.proposer.staged.grading import matches
-from autoenvscaling.roles.proposer.staged.parents import copied_files, load_parent, parent_candidates, worked_example
+from autoenvscaling.roles.proposer.staged.parents import (
+    copied_files,
+    load_parent,
+    pack_parents,
+    parent_candidates,
+    solution_lines,
+    worked_example,
+)
 from autoenvscaling.roles.proposer.staged.record import (
     OUTPUT_BINARY,
     OUTPUT_COPIES_INPUT,
@@ -330,13 +338,17 @@ def test_a_rendered_draft_is_a_recorded_harbor_task(tmp_path: Path) -> None:
     assert "def matches" not in grading_text(dest) and "wc -l" in grading_text(dest)
 
 
-def test_parents_come_from_the_pool_then_the_worked_example_then_the_examples(tmp_path: Path) -> None:
+STARTERS = ["app-config", "passwd-shells", "sales-csv"]
+
+
+def test_parents_come_from_the_pool_then_the_pack_then_the_examples(tmp_path: Path) -> None:
     domain = domain_context("terminal")
     pooled = worked_example(domain)
     assert pooled is not None
     names = [p.name for p in parent_candidates(domain, [tmp_path / "missing", pooled])]
-    assert names[0] == "worked-example" and names[1] == "worked-example"
-    assert names[2:] == [e.name for e in domain.examples]
+    assert names[:2] == ["worked-example", "worked-example"]
+    assert names[2:5] == STARTERS
+    assert names[5:] == [e.name for e in domain.examples]
     parent = load_parent(pooled)
     assert parent is not None and parent.main_input == "/app/data/access.log"
     assert "404" in parent.inputs["/app/data/access.log"]
@@ -635,6 +647,28 @@ def test_a_hint_that_would_put_a_whole_output_into_the_instruction_is_left_out()
         given + "\nKeep the input's order.\nIt reads: `ERROR disk full`\n/app/r.txt holds one line.",
         [],
     )
+
+
+def test_each_starter_reads_its_own_kind_of_input_with_a_one_line_solution() -> None:
+    domain = domain_context("terminal")
+    starters = [p for p in parent_candidates(domain) if p.name in STARTERS]
+    assert [p.name for p in starters] == STARTERS
+    inputs = {p.name: p.main_input for p in starters}
+    assert inputs == {
+        "app-config": "/app/data/app.conf",
+        "passwd-shells": "/app/data/passwd",
+        "sales-csv": "/app/data/sales.csv",
+    }
+    for parent in starters:
+        assert solution_lines(parent) == 1, parent.name
+        out = re.search(r"> (/app/\S+)$", parent.solve_sh)
+        assert out is not None and out.group(1) in parent.instruction, parent.name  # the instruction names it
+        assert all(path in parent.instruction for path in parent.data), parent.name
+
+
+def test_a_pack_without_starters_offers_its_worked_example_alone() -> None:
+    assert [p.name for p in pack_parents(domain_context("swe"))] == []
+    assert [p.name for p in pack_parents(domain_context("terminal"))] == ["worked-example", *STARTERS]
 
 
 def test_parents_with_long_solutions_are_left_out_unless_none_would_remain() -> None:

@@ -106,7 +106,7 @@ def load_pack(name: str) -> DomainPack:
 
 
 def pack_dir(name: str) -> Path:
-    """The folder of the packaged domain ``name`` (its pack.toml, guide.md and worked example)."""
+    """The folder of the packaged domain ``name`` (its pack.toml, guide.md, worked example and starters)."""
     return Path(str(_domains_dir().joinpath(name)))
 
 

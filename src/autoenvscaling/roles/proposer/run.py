@@ -54,10 +54,10 @@ from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorde
 from autoenvscaling.roles.proposer.staged.parents import (
     Parent,
     idea_of,
+    pack_parents,
     parent_candidates,
     parent_schedule,
     second_parent,
-    worked_example,
 )
 from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import findings_from_digest
@@ -187,8 +187,7 @@ class ProposeRun:
         """What a candidate must not copy: the examples, and what its episode started from."""
         refs = [*self.domain.examples, *self.config.references]
         if gen.mode in STAGED_MODES:
-            worked = worked_example(self.domain)
-            refs += [p.path for p in self.parents] + ([worked] if worked else [])
+            refs += [p.path for p in self.parents] + pack_parents(self.domain)
         else:
             start = Path(gen.episode_dir) / "start" / START_NAME
             refs.append(start if start.is_dir() else TEMPLATE_DIR)

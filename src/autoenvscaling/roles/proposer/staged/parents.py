@@ -1,7 +1,8 @@
 """Mutation starts: a staged episode changes a validated parent task instead of writing one from nothing.
 
 Parents, listed: environments accepted into the pool (newest first, passed in by the caller), the domain pack's
-worked example (the guide's example as a task dir), then the domain's example tasks. Each episode takes the parent
+worked example (the guide's example as a task dir) and its starters (short tasks over other kinds of input: a CSV,
+a passwd file, a config file), then the domain's example tasks. Each episode takes the parent
 whose children were accepted most often so far (``parent_schedule``; with no history, the parents with the
 shortest solution in turn, as listed, then the longer ones). The ``combine`` operator also takes a second parent:
 the next one in the list that has an input file and the same base image (``second_parent``).
@@ -21,6 +22,7 @@ from autoenvscaling.roles.proposer.records import ProposalRecord
 from autoenvscaling.tasks.dockerfile import parse_instructions, parse_stages
 
 WORKED_EXAMPLE = "worked-example"
+STARTERS = "starters"
 _HEAD_LINES = 12
 _HEAD_CHARS = 900
 _MAX_DATA_BYTES = 64 * 1024
@@ -215,6 +217,19 @@ def worked_example(domain: DomainContext) -> Path | None:
     return path if path.is_dir() else None
 
 
+def pack_parents(domain: DomainContext) -> list[Path]:
+    """The task dirs the domain pack ships for episodes to start from: the worked example, then each starter (by
+    name). Without starters every child reads one four-field log: in the hackable-share run on 14df066 all 36
+    episodes of six rounds started from the worked example or a child of it, and in round 5 each of the three
+    valid environments was a near-duplicate of a filter already in the pool."""
+    from autoenvscaling.roles.proposer.packs import pack_dir
+
+    starters = pack_dir(domain.name) / STARTERS
+    listed = sorted(d for d in starters.iterdir() if d.is_dir()) if starters.is_dir() else []
+    worked = worked_example(domain)
+    return ([worked] if worked is not None else []) + listed
+
+
 def solution_lines(parent: Parent) -> int:
     """The parent solution's length in command lines (comments and blank lines left out)."""
     return sum(1 for ln in parent.solve_sh.splitlines() if ln.strip() and not ln.lstrip().startswith("#"))
@@ -223,14 +238,11 @@ def solution_lines(parent: Parent) -> int:
 def parent_candidates(
     domain: DomainContext, pool_parents: list[Path] | None = None, max_solution_lines: int | None = None
 ) -> list[Parent]:
-    """Every usable parent, in the order episodes take them: pool environments, the worked example, the domain's
-    examples. With ``max_solution_lines``, parents whose solution is longer are left out (a small model mutates
-    a short script and a blind solver reproduces its child far more often), unless that leaves none."""
-    dirs = list(pool_parents or [])
-    worked = worked_example(domain)
-    if worked is not None:
-        dirs.append(worked)
-    dirs += domain.examples
+    """Every usable parent, in the order episodes take them: pool environments, the worked example and the pack's
+    starters, the domain's examples. With ``max_solution_lines``, parents whose solution is longer are left out (a
+    small model mutates a short script and a blind solver reproduces its child far more often), unless that leaves
+    none."""
+    dirs = [*(pool_parents or []), *pack_parents(domain), *domain.examples]
     parents = [p for d in dirs if (p := load_parent(d)) is not None]
     if max_solution_lines is not None:
         short = [p for p in parents if solution_lines(p) <= max_solution_lines]
