@@ -19,6 +19,9 @@ accepted in ``metrics.jsonl`` and ``autoenv pool status`` measures nothing. Two 
     python benchmarks/hackable_share.py --verdict ID=ok --verdict ID="hackable: how" --by NAME
     python benchmarks/hackable_share.py --report [--codes A,B]  # the figures (of these codes); runs nothing
 
+``--report`` of the whole log (every command but ``--audit`` ends in one) rewrites ``LOG.summary.json``, the
+committed figures; ``--codes`` only prints.
+
 The run is ``autoenv flywheel run --config examples/flywheel/demo.toml rounds=20 counts.proposals=6`` in
 ``OUT/<code>/run-<i>`` (the flywheel resumes a run dir that holds a run; ``runs/`` is not kept between machines, so
 elsewhere the same command starts anew). Each finished round adds a ``round`` line (the gate's counts) and an
@@ -29,7 +32,10 @@ the run dir is gone: the instruction, ``solve.sh``, the heads of the expected ou
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -360,7 +366,7 @@ def run(args: argparse.Namespace, code: str) -> int:
     return 0 if proc.returncode in (0, 130) or stopping else proc.returncode
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hours", type=float, default=None, help="stop the run after this long (default: all rounds)")
     ap.add_argument("--config", type=Path, default=REPO / "examples" / "flywheel" / "demo.toml")
@@ -375,7 +381,7 @@ def main() -> int:
     ap.add_argument("--by", default="", help="with --verdict: who read them")
     ap.add_argument("--report", action="store_true", help="print the figures; run nothing")
     ap.add_argument("--codes", help="count only the lines of these codes (comma-separated; default: all)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     code = code_version()
     try:
         if args.tally:
@@ -406,8 +412,17 @@ def main() -> int:
     if args.codes:
         keep = set(args.codes.split(","))
         lines = [x for x in lines if x["kind"] == "audit" or x["code"] in keep]
-    summary = {"codes": args.codes or "all", **report(lines)}
-    args.log.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        figures = report(lines)
+    if not args.codes:  # the committed summary is the whole log's; a report of some codes only prints
+        summary = {"codes": "all", **figures}
+        args.log.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    try:
+        sys.stdout.write(printed.getvalue())
+        sys.stdout.flush()
+    except BrokenPipeError:  # `--report | head`: the reader left early; the summary is written already
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -4,6 +4,10 @@ reader needs, audits by reading and by newer probes, and the residual share agai
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -181,3 +185,32 @@ def test_a_run_is_started_then_resumed_and_its_rounds_are_tallied(bench: ModuleT
     (line,) = bench.load_log(args.log)
     assert line["kind"] == "round" and line["code"] == "abc1234" and line["judged"] == 0
     assert bench.flywheel_command(scripted, rdir, [])[4] == "resume"
+
+
+def _logged(tmp_path: Path) -> Path:
+    log = tmp_path / "hackable-share.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in _lines(audited=4, hackable=1)), encoding="utf-8")
+    return log
+
+
+def test_only_a_report_of_the_whole_log_rewrites_the_summary(bench: ModuleType, tmp_path: Path) -> None:
+    log = _logged(tmp_path)
+    summary = log.with_suffix(".summary.json")
+    assert bench.main(["--log", str(log), "--report", "--codes", "c1"]) == 0
+    assert not summary.exists()  # some codes' figures only print: the committed summary stays the whole log's
+    assert bench.main(["--log", str(log), "--report"]) == 0
+    figures = json.loads(summary.read_text(encoding="utf-8"))
+    assert figures["codes"] == "all" and figures["audited"] == 4 and figures["residual"]["hackable"] == 1
+
+
+def test_a_report_whose_reader_left_ends_quietly_with_its_summary_written(tmp_path: Path) -> None:
+    log = _logged(tmp_path)
+    read, write = os.pipe()
+    os.close(read)  # `--report | head` after head exited: every write fails with EPIPE
+    try:
+        done = subprocess.run([sys.executable, str(BENCHMARKS / "hackable_share.py"), "--log", str(log), "--report"],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120, check=False)  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert json.loads(log.with_suffix(".summary.json").read_text(encoding="utf-8"))["accepted"] == 6
