@@ -559,9 +559,9 @@ def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_
     )
     assert with_references("Do it.", []) == "Do it."
     # a file the script writes is no input where it is read back either
-    # v14 P1 #0 was told "The inputs are in /index/d, ...": a sed program is no path
-    assert script_references("sed '/index/d' /app/a.log > /app/r", "/app/r") == ["/app/a.log"]
-    assert script_references("sed -n '/GET/p; /PUT/p' /app/a.log > /app/r", "/app/r") == ["/app/a.log"]
+    # v14 P1 #0 was told "The inputs are in /index/d, ...": a sed program is no path; what it matches is a value
+    assert script_references("sed '/index/d' /app/a.log > /app/r", "/app/r") == ["/app/a.log", "index"]
+    assert script_references("sed -n '/GET/p; /PUT/p' /app/a.log > /app/r", "/app/r") == ["/app/a.log", "GET", "PUT"]
     joined = "cat /app/logs/a.log /app/logs/b.log > /app/logs/combined.log\ngrep 500 /app/logs/combined.log > /app/r"
     assert script_references(joined, "/app/r") == ["/app/logs/a.log", "/app/logs/b.log"]
 
@@ -809,11 +809,27 @@ def test_a_filters_output_that_keeps_the_input_order_says_so() -> None:
     assert "sorted by the whole line" in with_order_hint("Keep.", sorted_script, "/app/o.txt", "exact", kept, inputs)
 
 
-def test_an_awk_pattern_is_no_input_path() -> None:
-    from autoenvscaling.roles.proposer.staged.text import script_references
+def test_an_awk_pattern_is_no_input_path_and_what_it_matches_is_a_value() -> None:
+    from autoenvscaling.roles.proposer.staged.text import script_references, unnamed_references
 
     script = "awk '/400/ {print $1}' /app/logs/access.log | grep -v '/ERROR/' > /app/errors.txt\nls /srv/data/\n"
-    assert script_references(script, "/app/errors.txt") == ["/app/logs/access.log", "/srv/data"]
+    assert script_references(script, "/app/errors.txt") == ["/app/logs/access.log", "/srv/data", "400", "ERROR"]
+    # one that a condition goes on from: a flywheel round on 14df066 told its solver "The rule uses these values:
+    # `/GET`" of `awk '/GET/ && $4 == 200'`
+    for program, values in [
+        ("/GET/ && $4 == 200", ["GET", "200"]),
+        ("$1 ~ /10.0.0.1/ || /^POST|PUT$/", ["10.0.0.1", "POST", "PUT"]),
+        ("($3 ~ /admin/) {print}", ["admin"]),
+        ("/GET/ && /HTTP\\/1\\.1/", ["GET"]),  # an escaped slash stays in the address, and no plain word is in it
+    ]:
+        refs = script_references(f"awk '{program}' /app/a.log > /app/r", "/app/r")
+        assert refs == ["/app/a.log", *values], program
+    assert script_references("sed -n '/a1/,/b2/p' /app/a.log > /app/r", "/app/r") == ["/app/a.log", "a1", "b2"]
+    # a substitution and a path before && are no address
+    assert script_references("sed 's/foo/bar/' /app/a.log > /app/r", "/app/r") == ["/app/a.log"]
+    assert script_references("cd /srv/data/ && cat x.log > /app/r", "/app/r") == ["/srv/data"]
+    told = "Keep the lines of /app/a.log with GET and status 200."
+    assert unnamed_references(told, "awk '/GET/ && $4 == 200' /app/a.log > /app/r", "/app/r") == []
 
 
 def test_a_path_inside_a_quoted_pattern_is_a_value_not_an_input() -> None:

@@ -100,9 +100,12 @@ _QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z0-9][\w.@:-]{0,30}(?:\\?\|[A-Za
 _ALTERNATIVE = re.compile(r"\\?\|")
 # A file's bare name (`errors_404.txt`, `index.html`): a value inside it names nothing, as inside a path.
 _FILE_NAME = re.compile(r"(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}\b")
-# An awk or sed address, not a path: `/400/ {`, `/ERROR/'`, sed's `/index/d'` (a command letter after it).
-_ADDRESS = re.compile(r"/[^/\s]+/[dpI!]?")
-_ADDRESS_END = re.compile(r"\s*(?:[{'\";]|$)", re.MULTILINE)
+# An awk or sed address in a quoted program, not a path: `'/400/ {'`, `'/ERROR/'`, sed's `'/index/d'` (a command
+# letter after it), and one a condition goes on from: `'/GET/ && $4 == 200'` (a flywheel round on 14df066 read
+# that as the path /GET and told its solver "The rule uses these values: `/GET`"), `'$1 ~ /^10\./'`, sed's range
+# `'/a/,/b/p'`. What it matches is a value, as a quoted word is: each plain word of it (`/^GET|POST/`).
+_ADDRESS = re.compile(r"(?<![\w.\\])/((?:[^/\\\n]|\\.)+)/[dpIi!]?(?=\s*(?:[{;,)]|&&|\|\||$))")
+_WORD_VALUE = re.compile(r"[A-Za-z0-9][\w.@:-]{1,30}")
 _QUOTED_SPAN = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _COMPARED = re.compile(r"(?:>=|<=|==|!=|(?<![-=<>])[<>](?![>&=])|-(?:gt|ge|lt|le|eq|ne))\s*(-?\d+(?:\.\d+)?)\b")
 
@@ -126,6 +129,15 @@ def written_paths(solve_sh: str) -> set[str]:
     return {m.group(1).rstrip("/") for m in ABS_PATH.finditer(solve_sh) if _WRITTEN.search(solve_sh[: m.start()])}
 
 
+def _addresses(body: str) -> list[tuple[int, int, str]]:
+    """The awk and sed addresses (``_ADDRESS``) in the quoted strings of ``body``: start, end, what they match."""
+    found = []
+    for span in _QUOTED_SPAN.finditer(body):
+        at = span.start() + 1
+        found += [(at + a.start(), at + a.end(), a.group(1)) for a in _ADDRESS.finditer(span.group(0)[1:-1])]
+    return found
+
+
 def script_references(solve_sh: str, output: str) -> list[str]:
     """What a solver must be told to reproduce ``solve_sh``'s output: the data paths it reads, the word literals
     it quotes (a user name, a level, a keyword) and the numbers it compares against (a threshold).
@@ -135,15 +147,16 @@ def script_references(solve_sh: str, output: str) -> list[str]:
     refs: list[str] = []
     body = "\n".join(ln.split(" #", 1)[0] for ln in solve_sh.splitlines() if not ln.lstrip().startswith("#"))
     written = written_paths(body)  # no input, also where the script reads it back
+    addresses = _addresses(body)
     for m in ABS_PATH.finditer(body):
         path = m.group(1).rstrip("/")
-        if path in written:
-            continue
-        if _ADDRESS.fullmatch(m.group(1)) and _ADDRESS_END.match(body, m.end(1)):
+        if path in written or any(start <= m.start(1) < end for start, end, _ in addresses):
             continue
         if path and path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
             refs.append(path)
     words = [w for m in _QUOTED.finditer(body) for w in _ALTERNATIVE.split(m.group(2)) if len(w) > 1]
+    words += [w for *_, matched in addresses for part in _ALTERNATIVE.split(matched)
+              if _WORD_VALUE.fullmatch(w := part.strip(" ^$"))]  # fmt: skip
     for word in words:
         if not word.startswith("-") and word.lower() not in _SHELL_WORDS and word not in refs:
             refs.append(word)
