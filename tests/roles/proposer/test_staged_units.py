@@ -825,6 +825,8 @@ def test_an_awk_pattern_is_no_input_path_and_what_it_matches_is_a_value() -> Non
         refs = script_references(f"awk '{program}' /app/a.log > /app/r", "/app/r")
         assert refs == ["/app/a.log", *values], program
     assert script_references("sed -n '/a1/,/b2/p' /app/a.log > /app/r", "/app/r") == ["/app/a.log", "a1", "b2"]
+    # a pattern's `/.*` is neither a path nor a value (a flywheel round on f756e09: "The rule uses these values: `/.`")
+    assert script_references('grep -E "^GET /.*HTTP/1.1$" /app/a.log > /app/r', "/app/r") == ["/app/a.log"]
     # a substitution and a path before && are no address
     assert script_references("sed 's/foo/bar/' /app/a.log > /app/r", "/app/r") == ["/app/a.log"]
     assert script_references("cd /srv/data/ && cat x.log > /app/r", "/app/r") == ["/srv/data"]

@@ -152,6 +152,8 @@ def script_references(solve_sh: str, output: str) -> list[str]:
         path = m.group(1).rstrip("/")
         if path in written or any(start <= m.start(1) < end for start, end, _ in addresses):
             continue
+        if not any(c.isalnum() for c in path):  # `/.*` of `grep "^GET /.*HTTP"`: part of a pattern, no value
+            continue
         if path and path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
             refs.append(path)
     words = [w for m in _QUOTED.finditer(body) for w in _ALTERNATIVE.split(m.group(2)) if len(w) > 1]
