@@ -521,7 +521,7 @@ def test_a_line_shape_keeps_punctuation_and_hides_every_value() -> None:
 
 
 def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_told() -> None:
-    from autoenvscaling.roles.proposer.staged.text import script_references, unnamed_references, with_references
+    from autoenvscaling.roles.proposer.staged.references import script_references, unnamed_references, with_references
 
     script = (
         "#!/bin/bash\n# read /etc/ignored\nmkdir -p /app/out\n"
@@ -810,7 +810,7 @@ def test_a_filters_output_that_keeps_the_input_order_says_so() -> None:
 
 
 def test_an_awk_pattern_is_no_input_path_and_what_it_matches_is_a_value() -> None:
-    from autoenvscaling.roles.proposer.staged.text import script_references, unnamed_references
+    from autoenvscaling.roles.proposer.staged.references import script_references, unnamed_references
 
     script = "awk '/400/ {print $1}' /app/logs/access.log | grep -v '/ERROR/' > /app/errors.txt\nls /srv/data/\n"
     assert script_references(script, "/app/errors.txt") == ["/app/logs/access.log", "/srv/data", "400", "ERROR"]
@@ -835,7 +835,7 @@ def test_an_awk_pattern_is_no_input_path_and_what_it_matches_is_a_value() -> Non
 
 
 def test_a_path_inside_a_quoted_pattern_is_a_value_not_an_input() -> None:
-    from autoenvscaling.roles.proposer.staged.text import pattern_paths, unnamed_references, with_references
+    from autoenvscaling.roles.proposer.staged.references import pattern_paths, unnamed_references, with_references
 
     # yield series v12 #7: the instruction was completed with "The input is in /api/items."
     script = "grep -E '\\[[^]]+\\] \"PUT /api/items HTTP/1.1\" 200' /app/logs/access.log > /app/result.txt"

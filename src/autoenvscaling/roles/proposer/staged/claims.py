@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
-from autoenvscaling.roles.proposer.staged.text import ABS_PATH, written_paths
+from autoenvscaling.roles.proposer.staged.references import ABS_PATH, written_paths
 
 _CLAIM = re.compile(
     r"(greater than or equal to|less than or equal to|greater than|less than|more than|higher than|lower than"

@@ -48,6 +48,7 @@ from autoenvscaling.roles.proposer.staged.giveaway import (
     without_cut_tail,
 )
 from autoenvscaling.roles.proposer.staged.parents import Parent, about_second, head, made_already
+from autoenvscaling.roles.proposer.staged.references import unnamed_references
 from autoenvscaling.roles.proposer.staged.render import write_draft
 from autoenvscaling.roles.proposer.staged.spec import (
     COMBINE,
@@ -63,12 +64,7 @@ from autoenvscaling.roles.proposer.staged.spec import (
     safe_output_path,
 )
 from autoenvscaling.roles.proposer.staged.state import StagedContext, StagedLog
-from autoenvscaling.roles.proposer.staged.text import (
-    clip_data,
-    ensure_output_named,
-    looks_like_prose,
-    unnamed_references,
-)
+from autoenvscaling.roles.proposer.staged.text import clip_data, ensure_output_named, looks_like_prose
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
 from autoenvscaling.tasks.names import slug
 

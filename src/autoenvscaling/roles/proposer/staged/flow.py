@@ -38,16 +38,15 @@ from autoenvscaling.roles.proposer.staged.giveaway import (
     without_quoted_output,
 )
 from autoenvscaling.roles.proposer.staged.readback import ReadBack, read_back, reader_problem
+from autoenvscaling.roles.proposer.staged.references import unnamed_references, with_references
 from autoenvscaling.roles.proposer.staged.repairs import explained, redo_data
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Recording
 from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import (
-    unnamed_references,
     unread_inputs,
     with_format_hint,
     with_input_hint,
     with_order_hint,
-    with_references,
     with_unread_note,
 )
 from autoenvscaling.sandbox.base import EngineUnavailableError, SandboxBackend

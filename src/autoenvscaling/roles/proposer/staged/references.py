@@ -1,0 +1,127 @@
+"""What a solver must be told: the paths, words and numbers a reference solution's rule depends on
+(``script_references``), the ones an instruction leaves out (``unnamed_references``), and the sentence that names
+them (``with_references``)."""
+
+from __future__ import annotations
+
+import re
+
+# Paths a script may use without the instruction naming them: the system's own files and scratch space.
+_SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/", "/tmp/", "/usr/", "/bin/", "/sbin/", "/lib", "/run/")
+ABS_PATH = re.compile(r"(?<![\w./$-])(/(?:[\w.@+-]+/?)+)")  # an absolute path in a script or a text
+_WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
+# A quoted word or number (2+ characters): `grep -v 'admin'`, `grep '500'`, `$1 == "10.0.0.1"`. A flywheel round on
+# 92d3dfb accepted `grep '500'` under an instruction whose only 500 was in the output's name, /app/error_500.txt.
+# Or a quoted alternation of such words: `grep -E '404|500'` (a flywheel round on 4bb2b04 accepted it under an
+# instruction that named 404 and never 500), basic-regex `'GET\|POST'` too; each word is a value.
+_QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z0-9][\w.@:-]{0,30}(?:\\?\|[A-Za-z0-9][\w.@:-]{0,30})*)\1""")
+_ALTERNATIVE = re.compile(r"\\?\|")
+# A file's bare name (`errors_404.txt`, `index.html`): a value inside it names nothing, as inside a path.
+_FILE_NAME = re.compile(r"(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}\b")
+# An awk or sed address in a quoted program, not a path: `'/400/ {'`, `'/ERROR/'`, sed's `'/index/d'` (a command
+# letter after it), and one a condition goes on from: `'/GET/ && $4 == 200'` (a flywheel round on 14df066 read
+# that as the path /GET and told its solver "The rule uses these values: `/GET`"), `'$1 ~ /^10\./'`, sed's range
+# `'/a/,/b/p'`. What it matches is a value, as a quoted word is: each plain word of it (`/^GET|POST/`).
+_ADDRESS = re.compile(r"(?<![\w.\\])/((?:[^/\\\n]|\\.)+)/[dpIi!]?(?=\s*(?:[{;,)]|&&|\|\||$))")
+_WORD_VALUE = re.compile(r"[A-Za-z0-9][\w.@:-]{1,30}")
+_QUOTED_SPAN = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+_COMPARED = re.compile(r"(?:>=|<=|==|!=|(?<![-=<>])[<>](?![>&=])|-(?:gt|ge|lt|le|eq|ne))\s*(-?\d+(?:\.\d+)?)\b")
+
+
+def pattern_paths(solve_sh: str) -> set[str]:
+    """Paths written inside a longer quoted string of ``solve_sh`` (``grep '"PUT /api/items HTTP/1.1" 200'``):
+    part of a pattern the rule matches, a value, not a file the script reads (yield series v12 #7 was told
+    "The input is in /api/items.")."""
+    out = set()
+    for span in _QUOTED_SPAN.finditer(solve_sh):
+        inner = span.group(0)[1:-1]
+        for m in ABS_PATH.finditer(inner):
+            if m.group(1).rstrip("/") != inner.strip().rstrip("/"):
+                out.add(m.group(1).rstrip("/"))
+    return out
+
+
+def written_paths(solve_sh: str) -> set[str]:
+    """The paths ``solve_sh`` writes (``>``, ``>>``, ``tee``, ``mkdir``) anywhere: read back later
+    (``cat a b > /app/all.log; grep X /app/all.log``), such a path is still no input."""
+    return {m.group(1).rstrip("/") for m in ABS_PATH.finditer(solve_sh) if _WRITTEN.search(solve_sh[: m.start()])}
+
+
+def _addresses(body: str) -> list[tuple[int, int, str]]:
+    """The awk and sed addresses (``_ADDRESS``) in the quoted strings of ``body``: start, end, what they match."""
+    found = []
+    for span in _QUOTED_SPAN.finditer(body):
+        at = span.start() + 1
+        found += [(at + a.start(), at + a.end(), a.group(1)) for a in _ADDRESS.finditer(span.group(0)[1:-1])]
+    return found
+
+
+def script_references(solve_sh: str, output: str) -> list[str]:
+    """What a solver must be told to reproduce ``solve_sh``'s output: the data paths it reads, the word literals
+    it quotes (a user name, a level, a keyword) and the numbers it compares against (a threshold).
+
+    The output path, system paths, shell words (``$VAR``, options) and the numbers 0 and 1 (header skips,
+    counters) are left out."""
+    refs: list[str] = []
+    body = "\n".join(ln.split(" #", 1)[0] for ln in solve_sh.splitlines() if not ln.lstrip().startswith("#"))
+    written = written_paths(body)  # no input, also where the script reads it back
+    addresses = _addresses(body)
+    for m in ABS_PATH.finditer(body):
+        path = m.group(1).rstrip("/")
+        if path in written or any(start <= m.start(1) < end for start, end, _ in addresses):
+            continue
+        if not any(c.isalnum() for c in path):  # `/.*` of `grep "^GET /.*HTTP"`: part of a pattern, no value
+            continue
+        if path and path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
+            refs.append(path)
+    words = [w for m in _QUOTED.finditer(body) for w in _ALTERNATIVE.split(m.group(2)) if len(w) > 1]
+    words += [w for *_, matched in addresses for part in _ALTERNATIVE.split(matched)
+              if _WORD_VALUE.fullmatch(w := part.strip(" ^$"))]  # fmt: skip
+    for word in words:
+        if not word.startswith("-") and word.lower() not in _SHELL_WORDS and word not in refs:
+            refs.append(word)
+    for m in _COMPARED.finditer(body):
+        number = m.group(1)
+        if number not in ("0", "1", "-1") and number not in refs:
+            refs.append(number)
+    return refs
+
+
+_SHELL_WORDS = frozenset(
+    "utf-8 utf8 c posix true false yes no on off none null r w a rb wb ascii replace ignore strict".split()
+)
+
+
+def unnamed_references(instruction: str, solve_sh: str, output: str) -> list[str]:
+    """The script's references (``script_references``) that the instruction never mentions: a blind solver
+    cannot guess a threshold, a keyword or a directory it was not told."""
+    missing = []
+    # A value inside a path names nothing: /app/status_over_400.txt does not say "400" (yield series v13 #18), nor
+    # does a bare errors_404.txt (a flywheel round on 4bb2b04, whose instruction stated no rule).
+    prose = _FILE_NAME.sub(" ", ABS_PATH.sub(" ", instruction))
+    for ref in script_references(solve_sh, output):
+        if ref.startswith("/"):
+            found = ref in instruction
+        elif ref[0].isdigit() or ref[0] == "-":
+            found = re.search(rf"(?<![\d.]){re.escape(ref)}(?!\d)", prose) is not None
+        else:  # a whole word, any case: "POST" is not named by /app/countpost.txt
+            found = re.search(rf"(?<![\w]){re.escape(ref)}(?![\w])", prose, re.IGNORECASE) is not None
+        if not found:
+            missing.append(ref)
+    return missing
+
+
+def with_references(instruction: str, missing: list[str], solve_sh: str = "") -> str:
+    """The instruction plus one sentence naming what it left out (paths as paths, values in backticks; a path
+    inside one of ``solve_sh``'s quoted patterns is a value)."""
+    if not missing:
+        return instruction
+    in_patterns = pattern_paths(solve_sh)
+    paths = [m for m in missing if m.startswith("/") and m not in in_patterns]
+    values = [m for m in missing if m not in paths]
+    parts = []
+    if paths:
+        parts.append(f"The input{'s are' if len(paths) > 1 else ' is'} in " + ", ".join(paths) + ".")
+    if values:
+        parts.append("The rule uses these values: " + ", ".join(f"`{v}`" for v in values) + ".")
+    return f"{instruction.rstrip()}\n{' '.join(parts)}"
