@@ -14,7 +14,8 @@ _WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
 # 92d3dfb accepted `grep '500'` under an instruction whose only 500 was in the output's name, /app/error_500.txt.
 # Or a quoted alternation of such words: `grep -E '404|500'` (a flywheel round on 4bb2b04 accepted it under an
 # instruction that named 404 and never 500), basic-regex `'GET\|POST'` too; each word is a value.
-_QUOTED = re.compile(r"""(?<![\w$])(['"])([A-Za-z0-9][\w.@:-]{0,30}(?:\\?\|[A-Za-z0-9][\w.@:-]{0,30})*)\1""")
+_WORD = r"[A-Za-z0-9][\w.@:-]{0,30}"  # a value when 2+ characters long
+_QUOTED = re.compile(rf"""(?<![\w$])(['"])({_WORD}(?:\\?\|{_WORD})*)\1""")
 _ALTERNATIVE = re.compile(r"\\?\|")
 # A file's bare name (`errors_404.txt`, `index.html`): a value inside it names nothing, as inside a path.
 _FILE_NAME = re.compile(r"(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}\b")
@@ -23,7 +24,6 @@ _FILE_NAME = re.compile(r"(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,
 # that as the path /GET and told its solver "The rule uses these values: `/GET`"), `'$1 ~ /^10\./'`, sed's range
 # `'/a/,/b/p'`. What it matches is a value, as a quoted word is: each plain word of it (`/^GET|POST/`).
 _ADDRESS = re.compile(r"(?<![\w.\\])/((?:[^/\\\n]|\\.)+)/[dpIi!]?(?=\s*(?:[{;,)]|&&|\|\||$))")
-_WORD_VALUE = re.compile(r"[A-Za-z0-9][\w.@:-]{1,30}")
 _QUOTED_SPAN = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _COMPARED = re.compile(r"(?:>=|<=|==|!=|(?<![-=<>])[<>](?![>&=])|-(?:gt|ge|lt|le|eq|ne))\s*(-?\d+(?:\.\d+)?)\b")
 
@@ -72,11 +72,11 @@ def script_references(solve_sh: str, output: str) -> list[str]:
             continue
         if not any(c.isalnum() for c in path):  # `/.*` of `grep "^GET /.*HTTP"`: part of a pattern, no value
             continue
-        if path and path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
+        if path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
             refs.append(path)
-    words = [w for m in _QUOTED.finditer(body) for w in _ALTERNATIVE.split(m.group(2)) if len(w) > 1]
-    words += [w for *_, matched in addresses for part in _ALTERNATIVE.split(matched)
-              if _WORD_VALUE.fullmatch(w := part.strip(" ^$"))]  # fmt: skip
+    quoted = [w for m in _QUOTED.finditer(body) for w in _ALTERNATIVE.split(m.group(2))]
+    matched = [part.strip(" ^$") for *_, a in addresses for part in _ALTERNATIVE.split(a)]
+    words = [w for w in quoted + matched if len(w) > 1 and re.fullmatch(_WORD, w)]
     for word in words:
         if not word.startswith("-") and word.lower() not in _SHELL_WORDS and word not in refs:
             refs.append(word)
