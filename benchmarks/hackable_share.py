@@ -12,6 +12,11 @@ accepted in ``metrics.jsonl`` and ``autoenv pool status`` measures nothing. Two 
   person who reads the environment (``--audit`` shows it, ``--verdict`` records the judgement). Issue 12's target
   is a residual share under 2 %, which with none found takes about 190 audited environments.
 
+A reader also says whether an environment is **misaligned** (``--verdict ID="misaligned: how"``): not hackable,
+but its instruction asks for one thing and its tests check another ("filter out X" of a script that keeps X). The
+rule probes cannot see that, and the alignment judge on the embedded model fails every criterion, so reading is
+the count; the report gives the share among the environments read and how many of them calibration kept.
+
     python benchmarks/hackable_share.py --hours 2           # runs or resumes this code's flywheel; tallies each round
     python benchmarks/hackable_share.py --tally RUN_DIR --code REV  # another flywheel run, made by code REV
     python benchmarks/hackable_share.py --reprobe           # logged environments still on disk, current probes
@@ -183,14 +188,19 @@ def audits(lines: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return by
 
 
+VERDICTS = ("ok", "misaligned", "hackable")  # misaligned: not hackable, but its words and its tests disagree
+
+
 def parse_verdict(text: str) -> tuple[str, str, str]:
-    """``ID=ok``, ``ID=ok: a note`` or ``ID=hackable: how`` -> (id, verdict, how or note)."""
+    """``ID=ok``, ``ID=ok: a note``, ``ID=misaligned: how the words and the tests differ`` or
+    ``ID=hackable: how`` -> (id, verdict, how or note)."""
     env, sep, said = text.partition("=")
     verdict, _, how = said.partition(":")
     verdict, how = verdict.strip(), how.strip()
-    if not sep or not env.strip() or verdict not in ("ok", "hackable") or (verdict == "hackable" and not how):
+    if not sep or not env.strip() or verdict not in VERDICTS or (verdict != "ok" and not how):
         raise ValueError(
-            f"--verdict {text!r}: expected ID=ok, ID='ok: a note' or ID='hackable: how one passes without the task'"
+            f"--verdict {text!r}: expected ID=ok, ID='ok: a note', ID='misaligned: how the instruction and the tests "
+            "differ' or ID='hackable: how one passes without the task'"
         )
     return env.strip(), verdict, how
 
@@ -217,7 +227,10 @@ def show_unaudited(lines: list[dict[str, Any]]) -> int:
         print(f"--- instruction.md\n{x['instruction'].rstrip()}\n--- solution/solve.sh\n{x['solve_sh'].rstrip()}")
         for name, text in {**x["expected"], **x["inputs"]}.items():
             print(f"--- {name}\n{text.rstrip()}")
-    print(f"\n{len(todo)} environment(s) not read yet; record each: --verdict ID=ok | --verdict ID='hackable: how'")
+    print(
+        f"\n{len(todo)} environment(s) not read yet; record each: --verdict ID=ok | ID='misaligned: how' "
+        "| ID='hackable: how' (an environment can take both of the last two)"
+    )
     return len(todo)
 
 
@@ -278,6 +291,10 @@ def report(lines: list[dict[str, Any]]) -> dict[str, Any]:
     audited = [x for x in envs if x["content_hash"] in by_audit]
     bad = [x for x in audited if any(a["verdict"] == "hackable" for a in by_audit[x["content_hash"]])]
     rlo, rhi = wilson(len(bad), len(audited))
+    read = [x for x in audited if any(a["method"] == "read" for a in by_audit[x["content_hash"]])]
+    misaligned = [x for x in read if any(a["verdict"] == "misaligned" for a in by_audit[x["content_hash"]])]
+    mlo, mhi = wilson(len(misaligned), len(read))
+    trained = sum(1 for x in misaligned if x["status"] == "learnable")
     more = needed(len(bad), len(audited))
     flagged_at_acceptance = [x for x in envs if x["flags"]]
     codes = ", ".join(sorted({x["code"] for x in rounds}))
@@ -291,7 +308,7 @@ def report(lines: list[dict[str, Any]]) -> dict[str, Any]:
     print(
         f"accepted environments logged: {len(envs)} ({sum(1 for x in envs if x['probed'])} probed when accepted, "
         f"{len(flagged_at_acceptance)} flagged then); audited: {len(audited)} "
-        f"(read: {sum(1 for x in audited if any(a['method'] == 'read' for a in by_audit[x['content_hash']]))}, "
+        f"(read: {len(read)}, "
         f"newer probes: {sum(1 for x in audited if any(a['method'] == 'probes' for a in by_audit[x['content_hash']]))})"
     )
     verdict = (
@@ -302,13 +319,19 @@ def report(lines: list[dict[str, Any]]) -> dict[str, Any]:
         + (f" ({len(bad) / len(audited):.1%}, 95% upper limit {rhi:.1%})" if audited else "")
         + f"; target < {TARGET:.0%}: {verdict}"
     )
-    print("\n| code | rounds | proposals judged | flagged hackable | accepted | audited | hackable |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        f"misaligned (read): {len(misaligned)} of {len(read)} read say one thing and test another"
+        + (f" ({len(misaligned) / len(read):.1%}, 95% CI {mlo:.1%}-{mhi:.1%})" if read else "")
+        + f"; {trained} of them calibrated learnable, the ones a training round takes"
+    )
+    print("\n| code | rounds | proposals judged | flagged hackable | accepted | audited | hackable | misaligned |")
+    print("|---|---|---|---|---|---|---|---|")
     for code in sorted({x["code"] for x in rounds + envs}):
         rs, es = [x for x in rounds if x["code"] == code], [x for x in envs if x["code"] == code]
         aud = [x for x in audited if x["code"] == code]
         print(f"| {code} | {len(rs)} | {sum(x['judged'] for x in rs)} | {sum(x['hackable'] for x in rs)} | {len(es)} "
-              f"| {len(aud)} | {sum(1 for x in bad if x['code'] == code)} |")  # fmt: skip
+              f"| {len(aud)} | {sum(1 for x in bad if x['code'] == code)} "
+              f"| {sum(1 for x in misaligned if x['code'] == code)} |")  # fmt: skip
     for x in bad:
         hows = "; ".join(
             f"{a['method']}: {a['how']}" for a in by_audit[x["content_hash"]] if a["verdict"] == "hackable"
@@ -320,6 +343,7 @@ def report(lines: list[dict[str, Any]]) -> dict[str, Any]:
         "accepted": len(envs),
         "audited": len(audited),
         "residual": {"hackable": len(bad), "wilson95": [rlo, rhi], "target": TARGET, "verdict": verdict},
+        "misaligned": {"read": len(read), "misaligned": len(misaligned), "wilson95": [mlo, mhi], "learnable": trained},
     }
 
 
@@ -377,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--code", help="with --tally: the commit whose code made that run")
     ap.add_argument("--reprobe", action="store_true", help="re-probe the logged environments still on disk")
     ap.add_argument("--audit", action="store_true", help="print the environments nobody has read yet")
-    ap.add_argument("--verdict", action="append", default=[], metavar="ID=ok|ID='hackable: how'")
+    ap.add_argument("--verdict", action="append", default=[], metavar="ID=ok|ID='misaligned: how'|ID='hackable: how'")
     ap.add_argument("--by", default="", help="with --verdict: who read them")
     ap.add_argument("--report", action="store_true", help="print the figures; run nothing")
     ap.add_argument("--codes", help="count only the lines of these codes (comma-separated; default: all)")

@@ -139,7 +139,8 @@ def test_verdicts_name_one_logged_environment_and_say_how(bench: ModuleType, tmp
         "hackable",
         "the example line is the answer",
     )
-    for bad in ("x", "x=maybe", "x=hackable", "=ok"):
+    assert bench.parse_verdict("x=misaligned: says drop X, keeps X") == ("x", "misaligned", "says drop X, keeps X")
+    for bad in ("x", "x=maybe", "x=hackable", "x=misaligned", "x=misaligned: ", "=ok"):
         with pytest.raises(ValueError):
             bench.parse_verdict(bad)
     with pytest.raises(ValueError, match="0 logged environments"):
@@ -149,17 +150,21 @@ def test_verdicts_name_one_logged_environment_and_say_how(bench: ModuleType, tmp
     assert audit[0]["method"] == "read" and audit[0]["by"] == "me" and audit[0]["env_id"] == env_id
 
 
-def _lines(audited: int, hackable: int) -> list[dict[str, Any]]:
+def _lines(audited: int, hackable: int, misaligned: int = 0) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = [
         {"kind": "round", "run": "r@1", "round": 1, "code": "c1", "proposals": 6, "judged": 10, "hackable": 1,
          "flags": {"hackable:empty-files": 1}},
     ]  # fmt: skip
     for i in range(audited + 2):  # two more accepted than audited
         lines.append({"kind": "env", "env_id": f"e{i}", "content_hash": f"h{i}", "code": "c1", "probed": True,
-                      "flags": [], "headline": f"task {i}", "run": "r@1"})  # fmt: skip
+                      "flags": [], "headline": f"task {i}", "run": "r@1",
+                      "status": "learnable" if i % 2 else "too-hard"})  # fmt: skip
     for i in range(audited):
         verdict = "hackable" if i < hackable else "ok"
         lines.append({"kind": "audit", "content_hash": f"h{i}", "method": "read", "verdict": verdict, "how": "x"})
+    for i in range(misaligned):  # counted from the last audited back, so a hackable one can be misaligned too
+        h = f"h{audited - 1 - i}"
+        lines.append({"kind": "audit", "content_hash": h, "method": "read", "verdict": "misaligned", "how": "y"})
     return lines
 
 
@@ -173,6 +178,20 @@ def test_the_residual_counts_audited_environments_only(bench: ModuleType, capsys
     assert bench.needed(0, 0) == 189 and bench.needed(0, 189) == 0 and bench.needed(1, 0) > 189
     assert bench.report(_lines(audited=189, hackable=0))["residual"]["verdict"] == "met"
     assert bench.report(_lines(audited=0, hackable=0))["residual"]["verdict"].startswith("open")
+
+
+def test_misaligned_is_counted_among_the_environments_read_and_is_not_hackable(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _lines(audited=4, hackable=1, misaligned=4)  # e0 is hackable and misaligned; e1..e3 misaligned only
+    lines.append({"kind": "audit", "content_hash": "h5", "method": "probes", "verdict": "ok", "how": ""})
+    summary = bench.report(lines)
+    assert summary["residual"]["hackable"] == 1 and summary["audited"] == 5
+    assert summary["misaligned"]["read"] == 4 and summary["misaligned"]["misaligned"] == 4  # h5 was not read
+    assert summary["misaligned"]["learnable"] == 2  # e1 and e3
+    out = capsys.readouterr().out
+    assert "misaligned (read): 4 of 4 read" in out and "| c1 | 1 | 10 | 1 | 6 | 5 | 1 | 4 |" in out
+    assert bench.report(_lines(audited=3, hackable=0))["misaligned"]["misaligned"] == 0
 
 
 def test_a_run_is_started_then_resumed_and_its_rounds_are_tallied(bench: ModuleType, tmp_path: Path) -> None:
