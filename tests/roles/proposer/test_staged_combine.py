@@ -14,11 +14,18 @@ from combine_parents import make_parent
 from autoenvscaling.llm.base import Message, ModelResponse, Sampling, ToolSpec
 from autoenvscaling.llm.scripted import ScriptedModel
 from autoenvscaling.roles.proposer.domain import domain_context
+from autoenvscaling.roles.proposer.packs import pack_dir
 from autoenvscaling.roles.proposer.staged.combine import free_path, plan_combination, rewrite_paths
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.episode import Episode
 from autoenvscaling.roles.proposer.staged.oneshot import propose_oneshot_recorded
-from autoenvscaling.roles.proposer.staged.parents import Parent, load_parent, second_parent, worked_example
+from autoenvscaling.roles.proposer.staged.parents import (
+    STARTERS,
+    Parent,
+    load_parent,
+    second_parent,
+    worked_example,
+)
 from autoenvscaling.roles.proposer.staged.spec import Idea
 from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.sandbox.fake import FakeBackend
@@ -273,6 +280,24 @@ def test_one_shared_word_is_enough_when_only_the_second_task_has_inputs(tmp_path
     )
     assert ep.ask_idea()
     assert ep.ctx.parent.name == "ips"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [  # the ideas of the ad011ff demo series' runs 2-4, each asked on the config starter with the passwd one second
+        "Write /app/result.txt: the names of the users whose shell is /bin/bash, one per line, sorted by name.",
+        "Filter lines where the shell is not /bin/bash.",
+        "Filter the lines of /app/data/passwd that only contain users whose shell is /bin/bash, and sort them.",
+    ],
+)
+def test_the_shebang_of_every_solve_sh_does_not_tie_an_idea_to_its_parent(tmp_path: Path, change: str) -> None:
+    starters = pack_dir("terminal") / STARTERS
+    first, second = _parent(starters / "app-config"), _parent(starters / "passwd-shells")
+    assert first.solve_sh.startswith("#!/bin/bash")
+    ep = _episode(tmp_path, SchemaModel([json.dumps({**COMBINE_IDEA, "operator": "filter", "change": change})]),
+                  first, second)  # fmt: skip
+    assert ep.ask_idea()
+    assert ep.ctx.parent.name == "passwd-shells" and list(ep.inputs) == ["/app/data/passwd"]
 
 
 def test_a_comparison_word_the_parent_also_uses_does_not_keep_it(tmp_path: Path) -> None:

@@ -63,8 +63,12 @@ _IDEA_FILLER = frozenset(
 
 
 def _shown(parent: Parent) -> str:
-    """What the prompt showed of ``parent``: instruction, input paths and heads, solve.sh, the Dockerfile."""
-    return " ".join([parent.instruction, parent.solve_sh, parent.dockerfile, *parent.inputs, *parent.inputs.values()])
+    """What the prompt showed of ``parent``: instruction, input paths and heads, solve.sh, the Dockerfile; not
+    solve.sh's ``#!`` line, which every parent shows: its ``/bin/bash`` made an idea about the passwd starter's
+    shells ("the users whose shell is /bin/bash") name a path of the config starter it was not about, and the
+    episode kept that parent, whose input has no shells (3 of the 5 second proposals of the ad011ff demo series)."""
+    script = "\n".join(ln for ln in parent.solve_sh.splitlines() if not ln.startswith("#!"))
+    return " ".join([parent.instruction, script, parent.dockerfile, *parent.inputs, *parent.inputs.values()])
 
 
 def idea_affinity(change: str, parent: Parent) -> int:
