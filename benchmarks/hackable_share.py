@@ -291,7 +291,11 @@ def report(lines: list[dict[str, Any]]) -> dict[str, Any]:
     audited = [x for x in envs if x["content_hash"] in by_audit]
     bad = [x for x in audited if any(a["verdict"] == "hackable" for a in by_audit[x["content_hash"]])]
     rlo, rhi = wilson(len(bad), len(audited))
-    read = [x for x in audited if any(a["method"] == "read" for a in by_audit[x["content_hash"]])]
+
+    def audited_by(method: str) -> list[dict[str, Any]]:
+        return [x for x in audited if any(a["method"] == method for a in by_audit[x["content_hash"]])]
+
+    read, reprobed = audited_by("read"), audited_by("probes")
     misaligned = [x for x in read if any(a["verdict"] == "misaligned" for a in by_audit[x["content_hash"]])]
     mlo, mhi = wilson(len(misaligned), len(read))
     trained = sum(1 for x in misaligned if x["status"] == "learnable")
@@ -308,8 +312,7 @@ def report(lines: list[dict[str, Any]]) -> dict[str, Any]:
     print(
         f"accepted environments logged: {len(envs)} ({sum(1 for x in envs if x['probed'])} probed when accepted, "
         f"{len(flagged_at_acceptance)} flagged then); audited: {len(audited)} "
-        f"(read: {len(read)}, "
-        f"newer probes: {sum(1 for x in audited if any(a['method'] == 'probes' for a in by_audit[x['content_hash']]))})"
+        f"(read: {len(read)}, newer probes: {len(reprobed)})"
     )
     verdict = (
         "met" if audited and rhi < TARGET else f"open: about {more} more audited with none hackable"
