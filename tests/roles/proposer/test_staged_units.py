@@ -940,6 +940,10 @@ GETS = "10.0.0.2 GET /missing 404\n10.0.0.3 GET /login 404\n"
         ("Filter out lines with status > 300 and keep their order.", ERRORS, None),  # a word of keeping
         ("Filter out lines with status >= 404.", ERRORS + OK_ONLY, None),  # some lines have it, some do not
         ("Filter out lines from `/app/data/access.log`.", ERRORS, None),  # a path is no predicate
+        # demo series ad011ff run 1: a request path an input line holds is a text, not a file
+        ("- It filters out lines containing the path `/index.html`.", OK_ONLY,
+         "- It keeps only lines containing the path `/index.html`."),
+        ("Filter out the lines with `/login`.", OK_ONLY, "Remove the lines with `/login`."),
     ],
 )  # fmt: skip
 def test_a_filter_out_the_output_settles_is_made_plain(instruction: str, output: str, plain: str | None) -> None:
@@ -955,6 +959,8 @@ def test_a_filter_out_the_output_settles_is_made_plain(instruction: str, output:
         ("Exclude every request whose status is greater than 399; write the rest.", ERRORS,
          "every request whose status is greater than 399"),
         ("Drop the lines containing 'GET'.", "10.0.0.2 GET /missing 404\n", "the lines containing 'GET'"),
+        ("Drop the lines containing `/login`.", "10.0.0.3 GET /login 404\n", "the lines containing `/login`"),
+        ("Drop the lines read from `/app/data/access.log`.", "10.0.0.3 GET /login 404\n", None),  # a file
         ("Remove the lines that do not contain 'GET'.", "10.0.0.1 POST /login 500\n",
          "the lines that do not contain 'GET'"),
         ("Remove the lines with status >= 400.", OK_ONLY, None),  # removed, as it says
@@ -1143,3 +1149,32 @@ def test_an_awk_test_on_the_wrong_field_is_told_which_field_and_the_lines_are_no
     assert told.endswith("No input line passes `$4 ~ /admin/`, but field $3 does (`/admin`): count the fields of an "
                          "input line and test the field the rule is about.")  # fmt: skip
     assert redo_data(ep, problem, False) is False  # type: ignore[arg-type]
+
+
+CONF = "# service\nport = 8080\n# new case\nport = 8080\n# new case\nport = 9000\nport = 1024\n"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # hackable-share round on ad011ff: accepted and calibrated learnable, though 8080 is in the file twice
+        ("Read /app/data/app.conf and write /app/unique_ports.txt: the port numbers that appear exactly once in "
+         "/app/data/app.conf.", "1024\n8080\n9000\n", "`8080` appears 2 times"),
+        ("List the lines occurring only once in the input.", "# new case\nport = 9000\n", "`# new case` appears 2"),
+        ("List the ports appearing exactly once in `/app/data/app.conf`.", "1024\n9000\n", None),  # as it says
+        ("List each port once. Each distinct line appears once.", "1024\n8080\n9000\n", None),  # de-duplication
+        ("List the ports that appear exactly once in /app/ports.txt.", "1024\n8080\n", None),  # the output's once
+        ("List the ports that do not appear exactly once in /app/data/app.conf.", "8080\n", None),  # a negation
+    ],
+)  # fmt: skip
+def test_a_value_said_to_appear_once_that_the_input_repeats_is_a_contradiction(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    from autoenvscaling.roles.proposer.staged.claims import contradiction, once_violation
+
+    inputs = {"/app/data/app.conf": CONF}
+    found = once_violation(instruction, output, inputs)
+    assert (found is not None) == (broken is not None), found
+    if broken:
+        assert broken in found  # type: ignore[operator]
+        assert contradiction(instruction, output, inputs) == found

@@ -227,8 +227,8 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
     ``claim_gap``, an input line that holds it missing from a filter's output), an order (``order_violation``),
     lines it says to remove (``removal_violation``), status codes it names (``value_violation``), an input line
     it says the output holds (``quote_violation``), the lines holding the one text it says to keep
-    (``keep_violation``) or a sort (``sort_violation``; not where the tests compare ``sorted_lines``, which any
-    order passes); None when none."""
+    (``keep_violation``), values it says appear exactly once in an input (``once_violation``) or a sort
+    (``sort_violation``; not where the tests compare ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
         or claim_gap(instruction, output, inputs)
@@ -237,6 +237,7 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
         or value_violation(instruction, output, inputs)
         or quote_violation(instruction, output, inputs)
         or keep_violation(instruction, output, inputs)
+        or once_violation(instruction, output, inputs)
         or (sort_violation(instruction, output) if compare != "sorted_lines" else None)
     )
 
@@ -336,6 +337,37 @@ def keep_violation(instruction: str, output: str, inputs: dict[str, str]) -> str
     return None
 
 
+_ONCE = re.compile(
+    r"\b(?:appear(?:s|ing)?|occur(?:s|ring)?)\s+(?:exactly|only|just)\s+once\s+in\s+(the\s+(?:input|file|log)\b|`?/[^\s`]+)"
+)
+
+
+def once_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why an output line is a value that appears more than once in the input the instruction says it appears
+    exactly once in, or None: a sentence with no negation says "(the values) that appear exactly (only, just)
+    once in" an input (its path, or "the input" of a task with one), and an output line, as a whole input line
+    or as a value standing alone in one (`port = 8080`), occurs there more than once. The output's own "each
+    line appears once" is a de-duplication and is not read. In a hackable-share round on ad011ff, "the port
+    numbers that appear exactly once in /app/data/app.conf" was said of a ``sort -u`` that kept 8080, which
+    the file held four times: accepted, and calibrated learnable at a pass rate of 0.5."""
+    lines = [ln for ln in normalized(output) if ln]
+    for sentence in _SENTENCE.split(instruction):
+        m = _ONCE.search(sentence)
+        if m is None or _NOT.search(sentence.lower()):
+            continue
+        where = m.group(1).strip("`").rstrip(".,;:")
+        text = inputs.get(where) if where.startswith("/") else next(iter(inputs.values())) if len(inputs) == 1 else None
+        if text is None:
+            continue
+        held = [ln for ln in normalized(text) if ln]
+        for line in lines:
+            seen = held.count(line) if line in held else len(re.findall(rf"(?<![\w.]){re.escape(line)}(?![\w.])", text))
+            if seen > 1:
+                said = " ".join(m.group(0).split()).rstrip(".,;:")
+                return f'the instruction says "{said}", but the output line `{line}` appears {seen} times there'
+    return None
+
+
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
 _REMOVE = re.compile(
     r"\b(?:remov(?:e|es|ing)|exclud(?:e|es|ing)|drop(?:s|ping)?|discard(?:s|ing)?|delet(?:e|es|ing)|omit(?:s|ting)?)\b"
@@ -350,8 +382,10 @@ _QUOTED = re.compile(r"(?<![A-Za-z])'([^'\n]{2,})'(?![A-Za-z])|\"([^\"\n]{2,})\"
 
 def _every_line_matches(clause: str, lines: list[str], inputs: dict[str, str]) -> tuple[bool, str] | None:
     """Whether every output line matches what ``clause`` names (its first comparison ``status >= 400``, else its
-    first quoted text that is no path): (True, the predicate) when every line does, (False, ...) when none
-    does; None when some do, or the sentence names nothing to test."""
+    first quoted text that is no file's path; a request path an input line holds, `/index.html`, is a text):
+    (True, the predicate) when every line does, (False, ...) when none does; None when some do, or the sentence
+    names nothing to test. A demo run on ad011ff accepted "It filters out lines containing the path
+    `/index.html`" of a ``grep '/index.html'`` that kept them."""
     lower = clause.lower()
     if m := _CLAIM.search(lower):
         op, number, digits = _CLAIM_OPS[m.group(1)], int(m.group(2)), len(m.group(2))
@@ -368,10 +402,11 @@ def _every_line_matches(clause: str, lines: list[str], inputs: dict[str, str]) -
         if any(all(c) for c in columns):
             return True, claim
         return (False, claim) if columns and not any(any(c) for c in columns) else None
+    held = [ln for text in inputs.values() for ln in normalized(text)]
     for q in _QUOTED.finditer(clause):
         text = next(g for g in q.groups() if g)
-        if text.startswith("/") or not text.strip():
-            continue
+        if not text.strip() or (text.startswith("/") and not any(text in ln for ln in held)):
+            continue  # a path no input line holds names a file, not lines
         hits = sum(text in ln for ln in lines)
         return (True, text) if hits == len(lines) else (False, text) if hits == 0 else None
     return None
