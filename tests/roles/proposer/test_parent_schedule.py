@@ -221,3 +221,32 @@ def test_an_idea_the_parent_s_children_already_asked_is_sampled_again_from_the_s
         assert log["idea"]["change"] == chosen
         steps = json.loads((Path(result.episode_dir) / "trajectory.json").read_text())["steps"]
         assert sum("already made from this parent" in str(st["message"]) for st in steps) == told
+
+
+def test_an_idea_that_repeats_an_operator_s_description_is_sampled_again(
+    tmp_path: Path, terminal_domain: DomainContext
+) -> None:
+    """Two first proposals of the 66937ae demo series answered with the filter operator's own line of the idea
+    prompt; one became the instruction word for word."""
+    from autoenvscaling.roles.proposer.staged.spec import OPERATOR_HELP
+
+    def idea(change: str, operator: str = "filter") -> str:
+        return json.dumps({"operator": operator, "change": change, "output_file": "/app/r.txt", "compare": "exact"})
+
+    echo = OPERATOR_HELP["filter"]
+    for replies, chosen, told in (
+        ([idea(echo), idea("Keep the requests for /login")], "Keep the requests for /login", 1),
+        ([idea(OPERATOR_HELP["aggregation"].upper(), "aggregation"), idea("Count the 404s", "aggregation")],
+         "Count the 404s", 1),  # another operator's line, in capitals
+        ([idea(echo), idea(echo + "."), idea(echo)], echo, 2),  # sampled twice more: the last answer stands
+        ([idea("Select the lines whose status differs from 200")], "Select the lines whose status differs from 200",
+         0),  # an idea of its own that shares some of the line's words
+    ):  # fmt: skip
+        config = ProposeConfig(mode="staged", n=1)
+        model = ScriptedModel(replies)
+        out = tmp_path / str(len(replies)) / chosen[:4]
+        (result,) = ProposeRun(out, FakeBackend(), model, terminal_domain, config).generate()
+        log = json.loads((Path(result.episode_dir) / "staged.json").read_text())
+        assert log["idea"]["change"] == chosen
+        steps = json.loads((Path(result.episode_dir) / "trajectory.json").read_text())["steps"]
+        assert sum("description of an operator" in str(st["message"]) for st in steps) == told

@@ -28,7 +28,8 @@ class StagedConfig(BaseModel):
         default=2,
         ge=0,
         description="staged: an idea that asks what the parent's accepted children (or the run's earlier episodes) "
-        "asked is sampled again from the same prompt, at most this many times; the last answer stands",
+        "asked, or whose change only repeats an operator's description, is sampled again from the same prompt, at "
+        "most this many times; the last answer stands",
     )
     solution_samples: int = Field(default=3, ge=1, description="solve.sh attempts (fresh samples and repairs)")
     max_repairs: int = Field(default=1, ge=0, description="fix_* decisions acted on")

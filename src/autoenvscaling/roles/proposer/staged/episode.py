@@ -223,8 +223,8 @@ class Episode:
     # -- model stages ---------------------------------------------------------------------------------------
     def ask_idea(self) -> bool:
         """The idea, with one retry for a reply that does not parse (a constrained reply rarely fails, a cut-off one
-        can), and fresh samples of the same prompt for an idea the parent's children already asked
-        (``made_already``), ``idea_resamples`` at most; the last answer stands whatever it asks.
+        can), and fresh samples of the same prompt for an idea that asks nothing new (``_asks_nothing_new``),
+        ``idea_resamples`` at most; the last answer stands whatever it asks.
 
         The prompt does not list what was made: shown the list, the 1.5B model copies it (the idea prompt of
         yield series v21's staged item 4, sampled 12 times at the stage's temperature: 9 of 12 asked a listed
@@ -251,12 +251,24 @@ class Episode:
                 if last is None:
                     return False
                 idea = last
-            elif resamples < self.config.idea_resamples and (twin := made_already(idea.change, self.ctx.made)):
+            elif resamples < self.config.idea_resamples and (why := self._asks_nothing_new(idea)):
                 resamples, last = resamples + 1, idea
-                self.caller.note("idea", f"already made from this parent: {twin} (sampled again)")
+                self.caller.note("idea", f"{why} (sampled again)")
                 continue
             self.choose(idea)
             return True
+
+    def _asks_nothing_new(self, idea: Idea) -> str | None:
+        """Why ``idea`` asks nothing new, or None: it asks what the parent's children already asked
+        (``made_already``), or its change is the prompt's own description of an operator. In the 66937ae demo
+        series two first proposals' change was "select different lines or records than the parent does", the
+        filter operator's line of the prompt; one became that task's instruction word for word, and neither was
+        reproduced by a blind solver."""
+        if twin := made_already(idea.change, self.ctx.made):
+            return f"already made from this parent: {twin}"
+        if told := made_already(idea.change, list(self.operators.values())):
+            return f"the change repeats the prompt's description of an operator: {told}"
+        return None
 
     def wants_data(self) -> bool:
         idea = self.log.idea
