@@ -300,6 +300,32 @@ def test_the_shebang_of_every_solve_sh_does_not_tie_an_idea_to_its_parent(tmp_pa
     assert ep.ctx.parent.name == "passwd-shells" and list(ep.inputs) == ["/app/data/passwd"]
 
 
+@pytest.mark.parametrize(
+    ("change", "parent", "second", "about"),
+    [  # recorded ideas whose quoted text only the second task's input holds (66937ae demo run 2; ad011ff rounds)
+        ("Filter out lines that start with the '#' character.", "worked-example", "app-config", "app-config"),
+        ("select only the lines where the username is 'alice'", "worked-example", "passwd-shells", "passwd-shells"),
+        ("Keep only lines where the status code is 400 and the method is 'GET'", "passwd-shells", "worked-example",
+         "worked-example"),
+        # a quoted text that both inputs hold, or the parent's input alone, decides nothing or keeps the parent
+        ("select only lines containing the word 'debug'", "app-config", "passwd-shells", "app-config"),
+        ("Select only the lines where the password is 'root' and the port is '8080'.", "passwd-shells", "app-config",
+         "passwd-shells"),
+    ],
+)  # fmt: skip
+def test_a_quoted_text_that_only_the_second_task_s_input_holds_makes_it_the_parent(
+    tmp_path: Path, change: str, parent: str, second: str, about: str
+) -> None:
+    def load(name: str) -> Parent:
+        return _worked() if name == "worked-example" else _parent(pack_dir("terminal") / STARTERS / name)
+
+    first, other = load(parent), load(second)
+    ep = _episode(tmp_path, SchemaModel([json.dumps({**COMBINE_IDEA, "operator": "filter", "change": change})]),
+                  first, other)  # fmt: skip
+    assert ep.ask_idea()
+    assert ep.ctx.parent.name == about
+
+
 def test_a_comparison_word_the_parent_also_uses_does_not_keep_it(tmp_path: Path) -> None:
     """v11's A1 #7: "status code greater than 400" on the real file-permission example ("larger than 1 MiB"),
     the access-log example shown second; "than" kept the idea on the parent, whose solution could only fail."""
