@@ -311,13 +311,19 @@ def test_the_shebang_of_every_solve_sh_does_not_tie_an_idea_to_its_parent(tmp_pa
         ("select only lines containing the word 'debug'", "app-config", "passwd-shells", "app-config"),
         ("Select only the lines where the password is 'root' and the port is '8080'.", "passwd-shells", "app-config",
          "passwd-shells"),
+        # a quoted path or blank decides nothing here, though only the second task has inputs to hold a blank
+        ("List the permissions of the files named ' ' or '/nowhere'.", "audit-file-permissions", "worked-example",
+         "audit-file-permissions"),
     ],
 )  # fmt: skip
 def test_a_quoted_text_that_only_the_second_task_s_input_holds_makes_it_the_parent(
     tmp_path: Path, change: str, parent: str, second: str, about: str
 ) -> None:
     def load(name: str) -> Parent:
-        return _worked() if name == "worked-example" else _parent(pack_dir("terminal") / STARTERS / name)
+        if name == "worked-example":
+            return _worked()
+        examples = Path(__file__).resolve().parents[3] / "examples" / "terminal"
+        return _parent(examples / name if (examples / name).is_dir() else pack_dir("terminal") / STARTERS / name)
 
     first, other = load(parent), load(second)
     ep = _episode(tmp_path, SchemaModel([json.dumps({**COMBINE_IDEA, "operator": "filter", "change": change})]),

@@ -107,8 +107,8 @@ def about_second(change: str, parent: Parent, second: Parent) -> bool:
     about the second, one naming paths only the parent shows is about the parent. Quoted texts next, against the
     input heads the prompt showed: "lines that start with the '#' character" with the config starter second and
     the log as parent (66937ae demo run 2, which then copied the log), "the username is 'alice'" with a passwd
-    task second; of 41 recorded ideas with a second task shown, these decide 3, each for the task whose input
-    holds the text. Else, by the other words:
+    task second; of 54 recorded ideas with a second task shown, these decide 4, each for the task whose input
+    holds the text (a quoted path is left to the paths, a blank to nothing). Else, by the other words:
     where the idea shares none with the parent and several with the second task (or one, when the parent has no
     input file and the second has), it is about the second; a closer call keeps the parent."""
     paths = set(_ABS_PATH.findall(change))
@@ -117,7 +117,8 @@ def about_second(change: str, parent: Parent, second: Parent) -> bool:
     in_second = {p for p in paths if p in second_text}
     if in_first != in_second:
         return not in_first
-    quoted = {t for m in _QUOTED.finditer(_ABS_PATH.sub(" ", change)) if (t := next(g for g in m.groups() if g))}
+    quoted = {t for m in _QUOTED.finditer(change) if (t := next(g for g in m.groups() if g).strip())}
+    quoted = {q for q in quoted if not _ABS_PATH.fullmatch(q)}  # a quoted path: the paths above had their say
     in_first = {q for q in quoted if any(q in head for head in parent.inputs.values())}
     in_second = {q for q in quoted if any(q in head for head in second.inputs.values())}
     if in_first != in_second:
