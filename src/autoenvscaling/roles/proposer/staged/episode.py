@@ -64,7 +64,7 @@ from autoenvscaling.roles.proposer.staged.spec import (
     safe_output_path,
 )
 from autoenvscaling.roles.proposer.staged.state import StagedContext, StagedLog
-from autoenvscaling.roles.proposer.staged.text import clip_data, ensure_output_named, looks_like_prose
+from autoenvscaling.roles.proposer.staged.text import clip_data, ensure_output_named, looks_like_prose, new_lines
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
 from autoenvscaling.tasks.names import slug
 
@@ -166,10 +166,19 @@ class Episode:
             return []
         return [ln for ln in now[len(base) :].splitlines() if ln.strip()]
 
-    def extend_input(self, lines: list[str]) -> None:
-        """Append ``lines`` to the main input file (a small model's "new file" is often one line long)."""
+    def base_input(self) -> str:
+        """The main input file as its parent holds it ("" when there is none)."""
         main = self.main_input
-        if main is None or not lines:
+        return next((p.data[main] for p in self.bases() if main in p.data), "")
+
+    def extend_input(self, lines: list[str]) -> None:
+        """Append ``lines`` to the main input file, in place of the lines appended before (a small model's "new
+        file" is often one line long); no lines leave the file as its parent holds it."""
+        main = self.main_input
+        if main is None:
+            return
+        if not lines:
+            self.files.data = {}
             return
         parent = next(p for p in self.bases() if main in p.data)
         base = parent.data[main].rstrip("\n")
@@ -292,7 +301,12 @@ class Episode:
             problem=problem,
             previous=self.added_lines(),
         )
-        self.extend_input([ln for ln in clip_data(fenced_or_plain(reply)).splitlines() if ln.strip()])
+        lines = [ln for ln in clip_data(fenced_or_plain(reply)).splitlines() if ln.strip()]
+        kept = new_lines(lines, self.base_input(), self.log.idea.change)
+        if len(kept) < len(lines):
+            left_out = len(lines) - len(kept)
+            self.caller.note("data", f"{left_out} of the {len(lines)} lines are in {name} already: left out")
+        self.extend_input(kept)
 
     def ask_instruction(self) -> None:
         """Up to two samples; a reply that is not prose falls back to the idea's sentence plus the paths."""
