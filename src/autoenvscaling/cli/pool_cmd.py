@@ -50,9 +50,10 @@ def _open(pool: Path, *, create: bool = False) -> Pool:
     ``--pool`` is an error rather than an empty pool left on disk."""
     from autoenvscaling.errors import UserInputError
     from autoenvscaling.pool import Pool
+    from autoenvscaling.pool.schema import CATALOG_FILE, is_pool
 
-    if not create and not (pool / "catalog.sqlite").is_file():
-        raise UserInputError(f"{pool}: no pool here (no catalog.sqlite); `autoenv pool add` or a flywheel makes one")
+    if not create and not is_pool(pool):
+        raise UserInputError(f"{pool}: no pool here (no {CATALOG_FILE}); `autoenv pool add` or a flywheel makes one")
     return Pool.open(pool)
 
 

@@ -23,6 +23,7 @@ from autoenvscaling.flywheel.records import (
     TrainOutput,
 )
 from autoenvscaling.pool import Pool, PoolEntry
+from autoenvscaling.pool.schema import is_pool
 from autoenvscaling.pool.status import PoolStatus, pool_status
 from autoenvscaling.train.progress import StepLog
 from autoenvscaling.validate.report import ProbeCounts
@@ -228,7 +229,7 @@ def write_report(paths: RunPaths) -> Path:
     metrics = [m.metrics for m in found if m is not None]
     pool_root = Path(config["pool"]) if config.get("pool") else paths.default_pool
     entries: list[PoolEntry] = []
-    if (pool_root / "catalog.sqlite").is_file():
+    if is_pool(pool_root):
         with Pool.open(pool_root) as pool:
             entries = pool.list()
     models = config.get("models", {})

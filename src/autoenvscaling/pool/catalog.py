@@ -86,7 +86,7 @@ class Pool:
         self.root = root
         self.envs_dir = root / "envs"
         self.tmp_dir = root / "tmp"
-        self.db_path = root / "catalog.sqlite"
+        self.db_path = root / schema.CATALOG_FILE
         self.dedup = dedup
         self.matcher = Matcher(dedup, embedder)
         self._local = threading.local()
@@ -105,7 +105,7 @@ class Pool:
         root = Path(root).resolve()
         root.mkdir(parents=True, exist_ok=True)
         (root / "envs").mkdir(exist_ok=True)
-        conn = schema.connect(root / "catalog.sqlite")
+        conn = schema.connect(root / schema.CATALOG_FILE)
         try:
             schema.migrate(conn)
             stored = schema.get_meta(conn, "dedup_config")

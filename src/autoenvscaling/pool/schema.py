@@ -9,6 +9,13 @@ from autoenvscaling.pool import dedup, semantic
 from autoenvscaling.pool.errors import PoolError
 
 BUSY_TIMEOUT_MS = 30_000
+CATALOG_FILE = "catalog.sqlite"  # in the pool's root, beside envs/
+
+
+def is_pool(root: Path) -> bool:
+    """Whether ``root`` holds a pool's catalog."""
+    return (root / CATALOG_FILE).is_file()
+
 
 # Version -> statements that take a catalog from version-1 to version. Append, never edit a shipped one.
 MIGRATIONS: dict[int, tuple[str, ...]] = {

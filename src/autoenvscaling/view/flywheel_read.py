@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from autoenvscaling.flywheel.layout import OUTPUT, STAGES
 from autoenvscaling.flywheel.metrics import RoundMetrics
 from autoenvscaling.flywheel.records import TrainOutput, ValidateOutput
+from autoenvscaling.pool.schema import is_pool
 from autoenvscaling.roles.proposer.records import ProposalRecord
 from autoenvscaling.train.progress import STEPS, StepLog
 from autoenvscaling.view import charts
@@ -185,7 +186,7 @@ def flywheel_view(root: Root, run: Path) -> FlywheelView:
     finished = bool(planned) and len(metrics) >= planned
     pool_cfg = config.get("pool")
     pool = root.locate(str(pool_cfg), run) if isinstance(pool_cfg, str) else None
-    if pool is None and (run / "pool" / "catalog.sqlite").is_file():
+    if pool is None and is_pool(run / "pool"):
         pool = run / "pool"
     ordered = [metrics[n] for n in sorted(metrics)]
     reward = train_reward_chart(train_curves(run))

@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from autoenvscaling.pool.schema import CATALOG_FILE, is_pool
 from autoenvscaling.view import charts, readers
 from autoenvscaling.view.files import PAGE_BYTES, Root, read_page
 from autoenvscaling.view.runs import KINDS, detect_kind, find_runs
@@ -81,8 +82,8 @@ def _run(v: Site, request: Request, path: Path) -> Response:
 def _pool(v: Site, request: Request, path: Path) -> Response:
     from autoenvscaling.view.pool_read import PoolFilter, list_entries
 
-    if not (path / "catalog.sqlite").is_file():
-        raise HTTPException(404, f"not a pool (no catalog.sqlite): {v.root.rel(path)}")
+    if not is_pool(path):
+        raise HTTPException(404, f"not a pool (no {CATALOG_FILE}): {v.root.rel(path)}")
     qp = request.query_params
 
     def num(name: str, kind: type[int] | type[float]) -> float | None:

@@ -20,9 +20,9 @@ from pydantic import BaseModel
 
 from autoenvscaling.pool.models import EnvStatus, PoolEntry
 from autoenvscaling.pool.rows import COLUMNS, entry_from_row
+from autoenvscaling.pool.schema import CATALOG_FILE
 from autoenvscaling.validate.report import HACKABLE_PREFIX
 
-CATALOG = "catalog.sqlite"
 FLAGS = {
     "calibrated": "has calibration attempts",
     "duplicate": "near-duplicate of another entry",
@@ -52,7 +52,7 @@ def catalog(pool_dir: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection that creates no file. Without a ``-wal`` file every commit is in the database file,
     which is then opened ``immutable`` (a ``mode=ro`` open would create the -wal and -shm files); while a writer
     keeps a -wal, ``mode=ro`` reads it too."""
-    db = pool_dir / CATALOG
+    db = pool_dir / CATALOG_FILE
     mode = "mode=ro" if db.with_name(db.name + "-wal").exists() else "immutable=1"
     uri = f"file:{quote(str(db))}?{mode}"
     conn = sqlite3.connect(uri, uri=True, check_same_thread=False)

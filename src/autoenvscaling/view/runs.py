@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from autoenvscaling.pool.schema import is_pool
 from autoenvscaling.view.files import Root, mtime
 
 Kind = Literal["flywheel", "propose", "validate", "solve", "pool"]
@@ -73,7 +74,7 @@ def count_lines(path: Path) -> int:
 def detect_kind(d: Path) -> Kind | None:
     if (d / "rounds").is_dir() and (d / "config.resolved.toml").is_file():
         return "flywheel"
-    if (d / "catalog.sqlite").is_file():
+    if is_pool(d):
         return "pool"
     if (d / "episodes").is_dir():
         return "propose"
