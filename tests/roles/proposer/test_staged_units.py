@@ -116,6 +116,10 @@ def test_idea_schema_constrains_every_choice() -> None:
         ("200 3 404 1\n", "200 3\n404 1\n", "numeric", False),
         ("200\n3\n404\n1\n", "200 3\n404 1\n", "numeric", False),
         ("", "x\n", "exact", False),
+        ("host\nport\n", "host\n\nport\n", "exact", True),  # an empty line counts nowhere
+        ("\nhost\n \nport\n", "host\nport\n", "numeric", True),
+        ("host\n\n", "host\nport\n", "sorted_lines", False),
+        ("\n\n", "x\n", "sorted_lines", False),
     ],
 )
 def test_generated_tests_compare_as_declared(got: str, want: str, compare: str, ok: bool) -> None:

@@ -15,11 +15,11 @@ NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
 def normalized(text: str) -> list[str]:
-    """Lines with runs of spaces and tabs as one space, no leading or trailing blanks, no trailing empty lines."""
-    lines = [" ".join(line.split()) for line in text.replace("\r\n", "\n").split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
+    """The lines that are not empty, with runs of spaces and tabs as one space and no leading or trailing blanks.
+    An empty line counts nowhere: a blank line of an input that a script passed through is no part of the answer
+    (the format hint counts the other lines, and "the key of every setting, one per line" asks for none)."""
+    lines = (" ".join(line.split()) for line in text.replace("\r\n", "\n").split("\n"))
+    return [line for line in lines if line]
 
 
 def same_words(got: list[str], want: list[str]) -> bool:
