@@ -37,6 +37,15 @@ def test_lines_the_file_holds_and_repeats_among_the_new_ones_are_left_out() -> N
     assert new_lines(PASSWD.splitlines(), PASSWD, "the users with a home") == []
 
 
+def test_comments_that_announce_new_lines_are_left_out_even_of_an_idea_about_repeats() -> None:
+    reply = ["# new line 1", "new_key1 = v", "# Add new lines to /app/data/app.conf", "// added case", "# a new line"]
+    for change in ("the keys of the settings", "the keys that appear more than once"):
+        assert new_lines(reply, "# service\nport = 80\n", change) == ["new_key1 = v"]
+    # A comment that announces nothing stays, and so does a setting named new.
+    kept = ["# logging", "# another service", "new = 1", "#newline"]
+    assert new_lines(kept, "# service\n", "the comment lines") == kept
+
+
 def test_an_idea_about_repeats_keeps_the_copies() -> None:
     copies = LOG.splitlines()[1:2] * 3
     for change in (
@@ -58,7 +67,7 @@ def test_a_data_reply_that_copies_the_file_from_its_top_appends_only_its_new_lin
     assert ep.added_lines() == ["10.0.0.4 GET /admin 403"]
     steps = read_trajectory(ep.episode_dir / "trajectory.json").steps
     notes = [s.message for s in steps if (s.extra or {}).get("harness")]
-    assert "4 of the 5 lines are in /app/data/access.log already: left out" in notes
+    assert "4 of the 5 lines left out: lines of /app/data/access.log, or comments" in notes
 
 
 def test_a_data_reply_of_copies_only_leaves_the_file_as_the_parent_holds_it(tmp_path: Path) -> None:

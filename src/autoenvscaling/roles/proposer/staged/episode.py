@@ -305,7 +305,7 @@ class Episode:
         kept = new_lines(lines, self.base_input(), self.log.idea.change)
         if len(kept) < len(lines):
             left_out = len(lines) - len(kept)
-            self.caller.note("data", f"{left_out} of the {len(lines)} lines are in {name} already: left out")
+            self.caller.note("data", f"{left_out} of the {len(lines)} lines left out: lines of {name}, or comments")
         self.extend_input(kept)
 
     def ask_instruction(self) -> None:
