@@ -39,7 +39,7 @@ def claim_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     (counts per status code), only a column whose every value is a field of the inputs is compared, a last
     ``total`` line left out (v14 #4: "greater than 400", and the counts listed status 200). A claim that no
     column can be compared with (a count, a size) is not checked."""
-    lines = [ln for ln in normalized(output) if ln]
+    lines = normalized(output)
     known = {ln for text in inputs.values() for ln in normalized(text)}
     if not lines:
         return None
@@ -99,9 +99,9 @@ def claim_gap(instruction: str, output: str, inputs: dict[str, str]) -> str | No
     '40[0-9]'`` that left out the 500 lines (four), "less than 500" of a ``grep -E '200|300|400'`` that left out
     the 404 lines. One was accepted and calibrated too hard; two were rejected only after a blind solver's
     reproductions failed."""
-    lines = [ln for ln in normalized(output) if ln]
+    lines = normalized(output)
     rows = [ln.split() for ln in lines]
-    texts = ([ln for ln in normalized(text) if ln] for text in inputs.values())
+    texts = (normalized(text) for text in inputs.values())
     source = next((il for il in texts if lines and set(lines) <= set(il)), None)
     prose = "\n".join(ln for ln in instruction.splitlines() if not _HINT_LINE.match(ln))
     if source is None or _SOME_LINES.search(prose.lower()):
@@ -150,9 +150,9 @@ def order_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     )
     down, up = bool(_DESCENDING.search(lower)), bool(_ASCENDING.search(lower))
     known = {ln for text in inputs.values() for ln in normalized(text)}
-    if all(ln in known for ln in normalized(output) if ln):
+    if all(ln in known for ln in normalized(output)):
         return None
-    rows = [ln.split() for ln in normalized(output) if ln]
+    rows = [ln.split() for ln in normalized(output)]
     rows = _without_total(rows)
     if down == up or len(rows) < 2:
         return None
@@ -188,7 +188,7 @@ def sort_violation(instruction: str, output: str) -> str | None:
          for m in [_SORTED.search(sentence)] if m),
         None,
     )  # fmt: skip
-    rows = _without_total([ln.split() for ln in normalized(output) if ln])
+    rows = _without_total([ln.split() for ln in normalized(output)])
     if said is None or len(rows) < 3 or min(len(r) for r in rows) == 0:
         return None
     width = min(len(r) for r in rows)
@@ -256,7 +256,7 @@ def value_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     series v16 A1 #11: "the status code is 400 or 500" of `grep -E '400|500'`, which kept a 200 line of size
     6400)."""
     known = {ln for text in inputs.values() for ln in normalized(text)}
-    lines = [_COUNTED.sub("", ln) if ln not in known else ln for ln in normalized(output) if ln]
+    lines = [_COUNTED.sub("", ln) if ln not in known else ln for ln in normalized(output)]
     if not lines or not all(ln in known for ln in lines):
         return None
     for sentence in _SENTENCE.split(instruction.lower()):
@@ -282,7 +282,7 @@ def quote_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     start with the first line of the input file, which is `10.0.0.1 GET /index.html 200`", of a ``grep 500``
     that kept one other line)."""
     known = {ln for text in inputs.values() for ln in normalized(text)}
-    lines = [ln for ln in normalized(output) if ln]
+    lines = normalized(output)
     if not lines:
         return None
     for sentence in _SENTENCE.split(instruction):
@@ -326,8 +326,8 @@ def keep_violation(instruction: str, output: str, inputs: dict[str, str]) -> str
         return None
     if _CLAIM.search(bare) or _MORE_THAN_A_FILTER.search(bare):
         return None
-    known = list(dict.fromkeys(ln for t in inputs.values() for ln in normalized(t) if ln))
-    lines = {ln for ln in normalized(output) if ln}
+    known = list(dict.fromkeys(ln for t in inputs.values() for ln in normalized(t)))
+    lines = set(normalized(output))
     if not lines or not lines <= set(known):
         return None
     if missing := next((ln for ln in known if text in ln and ln not in lines), None):
@@ -350,7 +350,7 @@ def once_violation(instruction: str, output: str, inputs: dict[str, str]) -> str
     line appears once" is a de-duplication and is not read. In a hackable-share round on ad011ff, "the port
     numbers that appear exactly once in /app/data/app.conf" was said of a ``sort -u`` that kept 8080, which
     the file held four times: accepted, and calibrated learnable at a pass rate of 0.5."""
-    lines = [ln for ln in normalized(output) if ln]
+    lines = normalized(output)
     for sentence in _SENTENCE.split(instruction):
         m = _ONCE.search(sentence)
         if m is None or _NOT.search(sentence.lower()):
@@ -359,7 +359,7 @@ def once_violation(instruction: str, output: str, inputs: dict[str, str]) -> str
         text = inputs.get(where) if where.startswith("/") else next(iter(inputs.values())) if len(inputs) == 1 else None
         if text is None:
             continue
-        held = [ln for ln in normalized(text) if ln]
+        held = normalized(text)
         for line in lines:
             seen = held.count(line) if line in held else len(re.findall(rf"(?<![\w.]){re.escape(line)}(?![\w.])", text))
             if seen > 1:
@@ -433,7 +433,7 @@ def removal_violation(instruction: str, output: str, inputs: dict[str, str]) -> 
     """Why the output keeps what the instruction says to remove, or None: a sentence that says to remove,
     exclude, drop, discard, delete or omit the lines it names (a comparison, or a quoted text), with no
     negation and no word of keeping in it, while every output line is such a line."""
-    lines = [ln for ln in normalized(output) if ln]
+    lines = normalized(output)
     if not lines:
         return None
     for sentence in _SENTENCE.split(instruction):
@@ -455,7 +455,7 @@ def with_direction(instruction: str, output: str, inputs: dict[str, str]) -> str
     line is one of the lines it names, "remove" when none is (small models write "filter out lines with status
     >= 400" for a ``grep`` that keeps them, and blind solvers read it both ways: yield series v16 #8). A
     sentence with a negation or a word of keeping, or whose lines the output does not settle, stays as it is."""
-    lines = [ln for ln in normalized(output) if ln]
+    lines = normalized(output)
     if not lines:
         return instruction
     parts = re.split(r"((?<=[.;!?])\s+|\n)", instruction)

@@ -57,7 +57,7 @@ def with_format_hint(instruction: str, path: str, outputs: dict[str, str], compa
     has 3 or more (one line of several pins the format down without giving the answer away; the count is a check
     a solver can run, ``wc -l``, where a small one otherwise submits a filter that kept 2 lines of 7), else the
     shape of its lines with every value replaced by its kind (``<number> <number>``), which gives no value away."""
-    lines = [ln for ln in normalized(outputs.get(path, "")) if ln]
+    lines = normalized(outputs.get(path, ""))
     if not lines or "`" in "".join(lines):
         return instruction
     if len(lines) >= 3:
