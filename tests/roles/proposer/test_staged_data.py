@@ -12,16 +12,17 @@ from autoenvscaling.roles.proposer.staged.episode import Episode
 from autoenvscaling.roles.proposer.staged.parents import load_parent, worked_example
 from autoenvscaling.roles.proposer.staged.spec import Idea
 from autoenvscaling.roles.proposer.staged.state import StagedContext
-from autoenvscaling.roles.proposer.staged.text import new_lines
+from autoenvscaling.roles.proposer.staged.text import appended_line, new_lines
 from autoenvscaling.sandbox.fake import FakeBackend
 
 LOG = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n10.0.0.3 GET /missing 404\n"
 PASSWD = "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000:Alice:/home/alice:/bin/bash\n"
 
 
-def _episode(tmp: Path, replies: list[str], change: str) -> Episode:
+def _episode(tmp: Path, replies: list[str], change: str, log: str = LOG) -> Episode:
     parent = load_parent(worked_example(domain_context("terminal")))  # type: ignore[arg-type]
     assert parent is not None and parent.data == {"/app/data/access.log": LOG}
+    parent.data["/app/data/access.log"] = log
     ctx = StagedContext(domain=domain_context("terminal"), parent=parent)
     ep = Episode(ScriptedModel(replies), FakeBackend(), ctx, StagedConfig(), tmp / "ep", "staged-000", "staged")
     idea = {"operator": "filter", "change": change, "output_file": "/app/out.txt", "compare": "exact"}
@@ -85,3 +86,35 @@ def test_a_data_reply_for_an_idea_about_repeats_is_appended_whole(tmp_path: Path
     ep = _episode(tmp_path, [reply], "the paths requested more than once, with their counts")
     ep.ask_data()
     assert ep.added_lines() == ["10.0.0.2 GET /missing 404"] * 2
+
+
+def test_a_shell_command_that_appends_a_line_is_read_as_that_line() -> None:
+    user = "new_user:x:1008:1008:New User:/home/new_user:/bin/bash"
+    assert appended_line(f'echo "{user}" >> /app/data/passwd') == user
+    assert appended_line(f"  echo '{user}' >>/app/data/passwd ") == user
+    assert appended_line(f"echo -e {user} >> passwd") == user
+    assert appended_line("printf 'port = 9090\\n' >> /app/data/app.conf") == "port = 9090"
+    for line in (user, "# echo lines", "echo hello", 'echo "a" | tee x', "cat x >> y", 'grep "a" >> out'):
+        assert appended_line(line) is None, line
+
+
+def test_a_data_reply_of_echo_commands_appends_their_lines(tmp_path: Path) -> None:
+    reply = (
+        "```bash\n# Append new lines to /app/data/access.log\n"
+        'echo "10.0.0.4 GET /admin 403" >> /app/data/access.log\n'
+        "echo '10.0.0.2 GET /missing 404' >> /app/data/access.log\n"  # a line the file holds
+        "10.0.0.5 GET /secret 403\n```"
+    )
+    ep = _episode(tmp_path, [reply], "the requests that were forbidden (status 403)")
+    ep.ask_data()
+    assert ep.added_lines() == ["10.0.0.4 GET /admin 403", "10.0.0.5 GET /secret 403"]
+    steps = read_trajectory(ep.episode_dir / "trajectory.json").steps
+    notes = [s.message for s in steps if (s.extra or {}).get("harness")]
+    assert "2 shell commands that append a line read as that line" in notes
+
+
+def test_echo_commands_stay_as_they_are_in_a_file_that_holds_such_commands(tmp_path: Path) -> None:
+    reply = '```\necho "done" >> /var/log/setup.log\n```'
+    ep = _episode(tmp_path, [reply], "the commands that write to a log", log='echo "start" >> /var/log/setup.log\n')
+    ep.ask_data()
+    assert ep.added_lines() == ['echo "done" >> /var/log/setup.log']

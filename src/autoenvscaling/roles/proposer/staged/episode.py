@@ -64,7 +64,13 @@ from autoenvscaling.roles.proposer.staged.spec import (
     safe_output_path,
 )
 from autoenvscaling.roles.proposer.staged.state import StagedContext, StagedLog
-from autoenvscaling.roles.proposer.staged.text import clip_data, ensure_output_named, looks_like_prose, new_lines
+from autoenvscaling.roles.proposer.staged.text import (
+    appended_line,
+    clip_data,
+    ensure_output_named,
+    looks_like_prose,
+    new_lines,
+)
 from autoenvscaling.sandbox.base import BuildError, SandboxBackend
 from autoenvscaling.tasks.names import slug
 
@@ -301,8 +307,18 @@ class Episode:
             problem=problem,
             previous=self.added_lines(),
         )
-        lines = [ln for ln in clip_data(fenced_or_plain(reply)).splitlines() if ln.strip()]
-        kept = new_lines(lines, self.base_input(), self.log.idea.change)
+        base = self.base_input()
+        scripted = any(appended_line(ln) is not None for ln in base.splitlines())  # its own lines are such commands
+        lines, commands = [], 0
+        for raw in clip_data(fenced_or_plain(reply)).splitlines():
+            appended = None if scripted else appended_line(raw)
+            commands += appended is not None
+            line = raw if appended is None else appended
+            if line.strip():
+                lines.append(line)
+        if commands:
+            self.caller.note("data", f"{commands} shell commands that append a line read as that line")
+        kept = new_lines(lines, base, self.log.idea.change)
         if len(kept) < len(lines):
             left_out = len(lines) - len(kept)
             self.caller.note("data", f"{left_out} of the {len(lines)} lines left out: lines of {name}, or comments")

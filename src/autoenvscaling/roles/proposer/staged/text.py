@@ -31,6 +31,21 @@ _ABOUT_REPEATS = re.compile(
 _ANNOUNCED = re.compile(r"^\s*(?:#|//|;)+.*\b(?:new|add|added|adding|append\w*)\b", re.I)
 
 
+# A shell command that appends one line to a file: `echo "LINE" >> /app/data/passwd`, `printf 'LINE\n' >> FILE`.
+_APPENDS = re.compile(r"""^\s*(?:echo(?:\s+-[neE]+)?|printf)\s+(?:"([^"]*)"|'([^']*)'|([^"'>]+?))\s*>>?\s*\S+\s*$""")
+
+
+def appended_line(line: str) -> str | None:
+    """The line that ``line`` appends to a file when it is a shell command that does (``echo "X" >> FILE``), else
+    None. Asked for new lines of passwd, the embedded model answered with ``echo "new_user:x:1008:...:/bin/bash" >>
+    /app/data/passwd`` five times (3 of 99 recorded data replies); appended as they stood, they became five lines
+    of an accepted task's passwd, and of its expected output."""
+    if not (m := _APPENDS.match(line)):
+        return None
+    text = next(g for g in m.groups() if g is not None).strip()
+    return text.removesuffix("\\n") if line.lstrip().startswith("printf") else text
+
+
 def new_lines(lines: list[str], existing: str, change: str) -> list[str]:
     """The data stage's ``lines`` less the ones ``existing`` (the input file) already holds and the repeats among
     them, unless the idea ``change`` is about repeats, and less the comments that announce lines as new. Asked for
