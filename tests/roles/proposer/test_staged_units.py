@@ -42,6 +42,7 @@ from autoenvscaling.roles.proposer.staged.record import (
     data_free,
     describe_run,
     file_prefix,
+    header_only,
     mechanical_problem,
     sha256_text,
 )
@@ -283,6 +284,39 @@ def test_an_output_made_of_the_scripts_own_words_is_found(text: str, flagged: bo
     problem = mechanical_problem(_run(outputs={"/app/out.txt": text}), {"/app/data/access.log": "x"}, solve_sh)
     assert (problem[0] if problem else None) == (OUTPUT_WITHOUT_DATA if flagged else None)
     assert mechanical_problem(_run(outputs={"/app/out.txt": text}), {"/app/data/access.log": "x"}) is None
+
+
+SALES = "date,region,product,units\n2026-01-03,north,widget,4\n2026-01-04,south,gadget,12\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "solve_sh", "flagged"),
+    [
+        ("date,region,product,units\n", "awk -F, '$4 > 10' {i} > /app/out.txt", True),  # no row above 10
+        ("date,region,product,units\n\n", "awk -F, '$4 > 20' {i} > /app/out.txt", True),
+        ("date,region,product,units\n2026-01-04,south,gadget,12\n", "awk -F, '$4 > 10' {i} > /app/out.txt", False),
+        ("2026-01-04,south,gadget,12\n", "awk -F, 'NR > 1 && $4 > 10' {i} > /app/out.txt", False),
+        ("date,region,product,units\n", "head -1 {i} > /app/out.txt", False),  # the header asked for
+        ("date,region,product,units\n", "awk -F, 'NR==1' {i} > /app/out.txt", False),
+    ],
+)
+def test_an_output_that_is_an_inputs_header_alone_is_found(text: str, solve_sh: str, flagged: bool) -> None:
+    inputs = {"/app/data/sales.csv": SALES}
+    solve_sh = solve_sh.format(i="/app/data/sales.csv")
+    assert (header_only(text, inputs, solve_sh) == "/app/data/sales.csv") is flagged
+    problem = mechanical_problem(_run(outputs={"/app/out.txt": text}), inputs, solve_sh)
+    assert (problem[0] if problem else None) == (OUTPUT_WITHOUT_DATA if flagged else None)
+    if flagged:
+        assert problem is not None and "only the header line of /app/data/sales.csv" in problem[1]
+
+
+def test_a_first_line_that_is_no_header_is_not_flagged() -> None:
+    log = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n"  # a first line with digits: a row
+    assert header_only("10.0.0.1 GET /index.html 200\n", {"/app/data/access.log": log}, "grep 200 x") is None
+    conf = "# service\nhost = 0.0.0.0\nport = 8080\n"  # a first line without columns
+    assert header_only("# service\n", {"/app/data/app.conf": conf}, "grep -m1 '#' x") is None
+    names = "name,role\nalice,admin\n"  # no row with digits: nothing tells a header from a row
+    assert header_only("name,role\n", {"/app/data/users.csv": names}, "grep name x") is None
 
 
 def test_a_pipeline_that_read_a_missing_file_failed_even_when_it_exited_0() -> None:

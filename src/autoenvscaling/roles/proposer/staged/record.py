@@ -275,6 +275,29 @@ def data_free(text: str, solve_sh: str) -> bool:
     return {w for w in words if not w.isdigit()} <= set(re.findall(r"\w+", solve_sh))
 
 
+# A script that asks for an input's first line itself: `head -1`, `NR==1`, `sed -n 1p`, `sed 1q`.
+_FIRST_LINE = re.compile(r"\bhead\b|\bNR\s*==\s*1\b|\b1[pq]\b")
+
+
+def header_only(text: str, inputs: dict[str, str], solve_sh: str) -> str | None:
+    """The input whose header alone ``text`` is (a first line without digits that has as many fields as the next,
+    split at commas, tabs, semicolons or bars, over rows with digits: a csv's column names), unless ``solve_sh``
+    asks for a first line; else None. The rule matched no row, and the header
+    passed it: an accepted 8ee4ab2 task asked for the sales rows whose units are above 10, where none is, and its
+    tests wanted `date,region,product,units`, which awk's ``$4 > 10`` keeps (it compares the text `units` as text)."""
+    lines = normalized(text)
+    if len(lines) != 1 or _FIRST_LINE.search(solve_sh):
+        return None
+    for name, data in inputs.items():
+        rows = normalized(data)
+        if rows[:1] != lines or len(rows) < 2 or re.search(r"\d", rows[0]):
+            continue
+        columns = any(sep in rows[0] and rows[0].count(sep) == rows[1].count(sep) for sep in ",\t;|")
+        if columns and any(re.search(r"\d", row) for row in rows[1:]):
+            return name
+    return None
+
+
 def overwritten(solve_sh: str, path: str) -> bool:
     """Whether two commands of a branch-free ``solve_sh`` write ``path`` with ``>``: the second one replaces what
     the first wrote (yield series v11: two ``find ... > /app/result.txt`` lines, one of the two rules lost)."""
@@ -319,6 +342,11 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str =
             return OUTPUT_WITHOUT_DATA, (
                 f"nothing of the input reached {path}: its words ({shown}) are all written in solve.sh itself, so "
                 "the rule matched nothing; check the field numbers and the pattern against an input line"
+            )
+        if solve_sh and (name := header_only(text, inputs, solve_sh)):
+            return OUTPUT_WITHOUT_DATA, (
+                f"{path} holds only the header line of {name}: no row matched the rule (a header line passes a "
+                "comparison of its text with a number); skip the header (NR > 1) and check the rule against the rows"
             )
         prefix = file_prefix(text, inputs)
         if prefix is not None:
