@@ -113,6 +113,13 @@ _FOUND = [
         ["10.0.0.1 GET /index.html 200\n10.0.0.1 GET /index.html 200"],
     ),
     ("Write `ok` on three output lines.", "ok\nok\nok\n", ["ok\nok\nok"]),
+    # a "Line format" list whose items, as their words, are the output's lines (accepted on 8ee4ab2)
+    (
+        "Line format:\n\n- `region`, `units`\n\n- `north`, `4`\n\n- `east`, `1`\n\n- `south`, `3`\n\nRule: widgets.",
+        "north 4\neast 1\nsouth 3\n",
+        ["north 4\neast 1\nsouth 3"],
+    ),
+    ("The pairs:\n1. alice, 3\n2. bob, 5\n", "alice,3\nbob,5\n", ["alice,3\nbob,5"]),  # joined by a comma
 ]
 _NOT_FOUND = [
     ("A line looks like `10.0.0.1 GET / 200`.", "10.0.0.1 GET / 200\n10.0.0.2 GET / 404\n"),  # one line of two
@@ -122,6 +129,8 @@ _NOT_FOUND = [
     ("One line holds: `10.0.0.1 GET / 200`.", "10.0.0.1 GET / 200\n10.0.0.1 GET / 200\n"),  # no count said
     ("One line holds: `10.0.0.1 GET / 200`; 3 lines.", "10.0.0.1 GET / 200\n10.0.0.1 GET / 200\n"),  # another count
     ("A line: `a`; 2 lines.", "a\nb\n"),  # two different lines: which is which is no copy
+    ("- `north`, `4`\n- `east`, `1`\n", "north 4\neast 1\nsouth 3\n"),  # a list of two of the three lines
+    ("Keep north 4 and\neast 1 lines.", "north 4\neast 1\n"),  # words of sentences, not the lines
 ]
 
 
