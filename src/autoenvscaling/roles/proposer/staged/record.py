@@ -343,9 +343,9 @@ def mechanical_problem(run: SolutionRun, inputs: dict[str, str], solve_sh: str =
                 f"nothing of the input reached {path}: its words ({shown}) are all written in solve.sh itself, so "
                 "the rule matched nothing; check the field numbers and the pattern against an input line"
             )
-        if solve_sh and (name := header_only(text, inputs, solve_sh)):
+        if solve_sh and (headed := header_only(text, inputs, solve_sh)):
             return OUTPUT_WITHOUT_DATA, (
-                f"{path} holds only the header line of {name}: no row matched the rule (a header line passes a "
+                f"{path} holds only the header line of {headed}: no row matched the rule (a header line passes a "
                 "comparison of its text with a number); skip the header (NR > 1) and check the rule against the rows"
             )
         prefix = file_prefix(text, inputs)
