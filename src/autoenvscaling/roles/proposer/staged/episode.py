@@ -65,8 +65,8 @@ from autoenvscaling.roles.proposer.staged.spec import (
 )
 from autoenvscaling.roles.proposer.staged.state import StagedContext, StagedLog
 from autoenvscaling.roles.proposer.staged.text import (
-    appended_line,
     clip_data,
+    data_lines,
     ensure_output_named,
     looks_like_prose,
     new_lines,
@@ -308,14 +308,7 @@ class Episode:
             previous=self.added_lines(),
         )
         base = self.base_input()
-        scripted = any(appended_line(ln) is not None for ln in base.splitlines())  # its own lines are such commands
-        lines, commands = [], 0
-        for raw in clip_data(fenced_or_plain(reply)).splitlines():
-            appended = None if scripted else appended_line(raw)
-            commands += appended is not None
-            line = raw if appended is None else appended
-            if line.strip():
-                lines.append(line)
+        lines, commands = data_lines(clip_data(fenced_or_plain(reply)), base)
         if commands:
             self.caller.note("data", f"{commands} shell commands that append a line read as that line")
         kept = new_lines(lines, base, self.log.idea.change)

@@ -46,6 +46,20 @@ def appended_line(line: str) -> str | None:
     return text.removesuffix("\\n") if line.lstrip().startswith("printf") else text
 
 
+def data_lines(reply: str, base: str) -> tuple[list[str], int]:
+    """The non-blank lines of a data ``reply``, each shell command that appends a line read as that line
+    (``appended_line``), unless the input file ``base``'s own lines are such commands; and how many were."""
+    scripted = any(appended_line(ln) is not None for ln in base.splitlines())
+    lines, commands = [], 0
+    for raw in reply.splitlines():
+        appended = None if scripted else appended_line(raw)
+        commands += appended is not None
+        line = raw if appended is None else appended
+        if line.strip():
+            lines.append(line)
+    return lines, commands
+
+
 def new_lines(lines: list[str], existing: str, change: str) -> list[str]:
     """The data stage's ``lines`` less the ones ``existing`` (the input file) already holds and the repeats among
     them, unless the idea ``change`` is about repeats, and less the comments that announce lines as new. Asked for
