@@ -982,6 +982,10 @@ GETS = "10.0.0.2 GET /missing 404\n10.0.0.3 GET /login 404\n"
         ("- It filters out lines containing the path `/index.html`.", OK_ONLY,
          "- It keeps only lines containing the path `/index.html`."),
         ("Filter out the lines with `/login`.", OK_ONLY, "Remove the lines with `/login`."),
+        # demo series 9c79f5b run 1: a title, in title case, of a grep that kept the lines it names
+        ("Task: Filter Out Lines Containing 'GET'\n\nWrite them.", GETS,
+         "Task: Keep only Lines Containing 'GET'\n\nWrite them."),
+        ("# Filter Out Lines Containing 'POST'", GETS, "# Remove Lines Containing 'POST'"),
     ],
 )  # fmt: skip
 def test_a_filter_out_the_output_settles_is_made_plain(instruction: str, output: str, plain: str | None) -> None:

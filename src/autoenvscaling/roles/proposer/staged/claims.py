@@ -372,7 +372,8 @@ _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
 _REMOVE = re.compile(
     r"\b(?:remov(?:e|es|ing)|exclud(?:e|es|ing)|drop(?:s|ping)?|discard(?:s|ing)?|delet(?:e|es|ing)|omit(?:s|ting)?)\b"
 )
-_FILTER_OUT = re.compile(r"\b([Ff])ilter(s|ing)? out\b")
+# A title writes it "Filter Out Lines Containing 'system'" (demo series 9c79f5b run 1, of a grep that kept them).
+_FILTER_OUT = re.compile(r"\b([Ff])ilter(s|ing)? [Oo]ut\b")
 # A sentence with one of these words may name the lines to keep, or an alternative: no direction is read from it.
 _KEEPS = re.compile(r"\b(?:nor|never|without|except|unless|other|keep\w*|only|retain\w*|select\w*|extract\w*|or)\b")
 _NOT = re.compile(r"\b(?:not|no)\b|n't\b")
