@@ -883,6 +883,39 @@ def test_a_path_inside_a_quoted_pattern_is_a_value_not_an_input() -> None:
     assert with_references("Keep.", missing, script) == "Keep.\nThe rule uses these values: `/api/items`."
     assert with_references("Keep.", missing) == "Keep.\nThe input is in /api/items."  # without the script: a path
     assert pattern_paths("cat '/app/data/a.log' \"/srv/x/\" > /app/r") == set()  # a quoted path alone is a path
+    # grep's pattern quoted alone is a value too: "The input is in /login." was wrong
+    assert pattern_paths("grep -v '/login' /app/a.log > /app/r") == {"/login"}
+    login = "grep -v '/login' /app/a.log > /app/r"
+    missing = unnamed_references("Keep the lines of /app/a.log.", login, "/app/r")
+    assert with_references("Keep.", missing, login) == "Keep.\nThe rule uses these values: `/login`."
+
+
+def test_a_system_path_the_rule_matches_is_a_value_to_name() -> None:
+    from autoenvscaling.roles.proposer.staged.giveaway import without_commands
+    from autoenvscaling.roles.proposer.staged.references import script_references, unnamed_references
+
+    awk = 'awk -F: \'$7 == "/bin/bash" && $1 != "root" {print $1}\' /app/data/passwd | sort > /app/r'
+    assert script_references(awk, "/app/r") == ["/bin/bash", "/app/data/passwd", "root"]
+    assert script_references('grep -e "/bin/bash" /app/data/passwd > /app/r', "/app/r") == [
+        "/bin/bash",
+        "/app/data/passwd",
+    ]
+    assert unnamed_references("Keep the bash users of /app/data/passwd but root.", awk, "/app/r") == ["/bin/bash"]
+    assert unnamed_references("Keep the users of /app/data/passwd whose shell is /bin/bash, but root.", awk, "/x") == []
+    # a system path the script uses as a file is still none: the shebang, a sink, scratch space, a quoted file
+    plain = '#!/bin/bash\ngrep x /app/a.log 2>/dev/null > /tmp/t\ncat "/usr/share/dict/words" /tmp/t > /app/r'
+    assert script_references(plain, "/app/r") == ["/app/a.log"]
+    # a demo run on fdf91cc: the cut of the how-talk took the rule's /bin/bash with it, and the rest was accepted
+    solve = 'awk -F: \'$7 == "/bin/bash" && substr($1, 1, 1) == "a"\' /app/data/passwd | sort > /app/u.txt'
+    text = (
+        "**Instruction**:\n- Use the `awk` command to keep the lines of `/app/data/passwd` where the shell is "
+        "`/bin/bash` and the name starts with 'a'.\n- Write them sorted to `/app/u.txt`.\n\n**Output**:\n"
+        "- `/app/u.txt` holds the lines of `/app/data/passwd` that satisfy the condition, sorted."
+    )
+    cut = without_commands(text, solve)
+    assert cut is not None and "/bin/bash" not in cut
+    assert unnamed_references(cut, solve, "/app/u.txt") == ["/bin/bash"]  # so Episode._without_how refuses it
+    assert unnamed_references(text, solve, "/app/u.txt") == []
 
 
 LOG = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n10.0.0.3 GET /login 404\n"

@@ -25,11 +25,14 @@ _FILE_NAME = re.compile(r"(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,
 # `'/a/,/b/p'`. What it matches is a value, as a quoted word is: each plain word of it (`/^GET|POST/`).
 _ADDRESS = re.compile(r"(?<![\w.\\])/((?:[^/\\\n]|\\.)+)/[dpIi!]?(?=\s*(?:[{;,)]|&&|\|\||$))")
 _QUOTED_SPAN = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+# grep's pattern when it is a path alone: `grep '/bin/bash' /app/data/passwd`, `grep -v "/login" ...`.
+_GREP_PATH = re.compile(r"""\bgrep\b(?:\s+-[A-Za-z]+)*\s+(?:-e\s+)?(['"])(/[^'"\n]*)\1""")
 _COMPARED = re.compile(r"(?:>=|<=|==|!=|(?<![-=<>])[<>](?![>&=])|-(?:gt|ge|lt|le|eq|ne))\s*(-?\d+(?:\.\d+)?)\b")
 
 
 def pattern_paths(solve_sh: str) -> set[str]:
-    """Paths written inside a longer quoted string of ``solve_sh`` (``grep '"PUT /api/items HTTP/1.1" 200'``):
+    """Paths written inside a longer quoted string of ``solve_sh`` (``grep '"PUT /api/items HTTP/1.1" 200'``,
+    awk's ``$7 == "/bin/bash"``) or quoted alone as grep's pattern (``grep '/bin/bash' /app/data/passwd``):
     part of a pattern the rule matches, a value, not a file the script reads (yield series v12 #7 was told
     "The input is in /api/items.")."""
     out = set()
@@ -38,6 +41,9 @@ def pattern_paths(solve_sh: str) -> set[str]:
         for m in ABS_PATH.finditer(inner):
             if m.group(1).rstrip("/") != inner.strip().rstrip("/"):
                 out.add(m.group(1).rstrip("/"))
+    for m in _GREP_PATH.finditer(solve_sh):
+        if ABS_PATH.fullmatch(m.group(2)):
+            out.add(m.group(2).rstrip("/"))
     return out
 
 
@@ -60,11 +66,14 @@ def script_references(solve_sh: str, output: str) -> list[str]:
     """What a solver must be told to reproduce ``solve_sh``'s output: the data paths it reads, the word literals
     it quotes (a user name, a level, a keyword) and the numbers it compares against (a threshold).
 
-    The output path, system paths, shell words (``$VAR``, options) and the numbers 0 and 1 (header skips,
-    counters) are left out."""
+    The output path, system paths (but as a value the rule matches: ``$7 == "/bin/bash"``), shell words
+    (``$VAR``, options) and the numbers 0 and 1 (header skips, counters) are left out. A demo run on fdf91cc
+    cut "where the shell is `/bin/bash`" from an instruction as how-talk, since `/bin/bash` was no reference, and
+    accepted what was left: "the lines ... that satisfy the condition"."""
     refs: list[str] = []
     body = "\n".join(ln.split(" #", 1)[0] for ln in solve_sh.splitlines() if not ln.lstrip().startswith("#"))
     written = written_paths(body)  # no input, also where the script reads it back
+    values = pattern_paths(body)
     addresses = _addresses(body)
     for m in ABS_PATH.finditer(body):
         path = m.group(1).rstrip("/")
@@ -72,7 +81,8 @@ def script_references(solve_sh: str, output: str) -> list[str]:
             continue
         if not any(c.isalnum() for c in path):  # `/.*` of `grep "^GET /.*HTTP"`: part of a pattern, no value
             continue
-        if path != output and not (path + "/").startswith(_SYSTEM_PREFIXES) and path not in refs:
+        system = (path + "/").startswith(_SYSTEM_PREFIXES) and path not in values
+        if path != output and not system and path not in refs:
             refs.append(path)
     quoted = [w for m in _QUOTED.finditer(body) for w in _ALTERNATIVE.split(m.group(2))]
     matched = [part.strip(" ^$") for *_, a in addresses for part in _ALTERNATIVE.split(a)]
