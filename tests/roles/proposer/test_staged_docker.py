@@ -398,20 +398,40 @@ def test_an_instruction_that_gives_the_command_away_is_rejected(tmp_path: Path, 
 def test_when_no_reader_makes_the_recorded_output_their_agreed_script_becomes_the_solution(
     tmp_path: Path, backend: DockerBackend
 ) -> None:
-    broad = "```bash\nawk '$4 >= 400' /app/data/access.log | wc -l > /app/count404.txt\n```"  # 3, not 2
+    lines = "```bash\ngrep ' 404$' /app/data/access.log > /app/count404.txt\n```"  # the lines, not their count
     failing = "```bash\nexit 3\n```"
-    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, broad, failing, broad]  # reader 3: the call to spare
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, lines, failing, lines]  # reader 3: the call to spare
     record, _ = _run(tmp_path, backend, replies, staged={"self_check": 2}, reproduce_attempts=0)
     assert record.verdict == "valid", record
     log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
-    assert log["self_check"][0] == "reader 1: a different output (1 lines, recorded 1)"
+    assert log["self_check"][0] == "reader 1: a different output (2 lines, recorded 1)"
     assert log["self_check"][1].startswith("reader 2: solution-failed")
-    assert log["self_check"][2:] == ["reader 3: a different output (1 lines, recorded 1)",
+    assert log["self_check"][2:] == ["reader 3: a different output (2 lines, recorded 1)",
                                      "the reader's script is the solution now"]  # fmt: skip
     cand = Path(record.candidate_dir or "")
-    assert "awk '$4 >= 400'" in (cand / "solution" / "solve.sh").read_text()
-    assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "3\n"  # recorded again
+    assert "grep ' 404$'" in (cand / "solution" / "solve.sh").read_text()
+    expected = (cand / "tests" / "expected" / "1-count404.txt").read_text()  # recorded again
+    assert expected == "10.0.0.2 GET /missing 404\n10.0.0.3 GET /missing 404\n"
     assert log["cross_oracle_passed"] is True and log["check_passed"] is True
+
+
+def test_readers_who_agree_on_a_value_the_instruction_does_not_name_leave_the_solution(
+    tmp_path: Path, backend: DockerBackend
+) -> None:
+    # A demo run on fdf91cc adopted two readers' `grep 'root'` under an instruction that named no rule: `root`
+    # came from the input hint's example line. Here both readers count the 500s; the instruction names 404 only.
+    other = "```bash\nawk '$4 == 500' /app/data/access.log | wc -l > /app/count404.txt\n```"
+    replies = [json.dumps(IDEA), INSTRUCTION, GOOD, OK, other, other]
+    record, _ = _run(tmp_path, backend, replies, staged={"self_check": 2}, reproduce_attempts=0)
+    assert record.verdict == "valid", record
+    log = json.loads((Path(record.episode_dir) / "staged.json").read_text())
+    assert (
+        log["self_check"][-1]
+        == "the readers' script uses 500, which the instruction does not name: the solution stands"
+    )
+    cand = Path(record.candidate_dir or "")
+    assert "grep -c ' 404$'" in (cand / "solution" / "solve.sh").read_text()
+    assert (cand / "tests" / "expected" / "1-count404.txt").read_text() == "2\n"
 
 
 def test_failing_or_lone_readers_leave_the_solution_and_the_one_shot_baseline_has_no_reader(

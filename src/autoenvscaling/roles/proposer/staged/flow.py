@@ -312,13 +312,22 @@ def reread(
     return recording, expectations
 
 
+def _guessed(ep: Episode, script: str, plain: str) -> list[str]:
+    """The values (and paths other than the inputs) of the readers' ``script`` that the instruction, without the
+    harness's hints, does not name: the readers took them from the hints, not from the words. A demo run on
+    fdf91cc adopted two readers' `grep 'root'` under an instruction that stated no rule ("the lines ... that
+    satisfy the condition"): `root` was in the input hint's example line, and the values hint then named it."""
+    return [ref for ref in unnamed_references(plain, script, ep.output) if ref not in ep.inputs]
+
+
 def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check: bool, readers: int = 0) -> None:
     """Record, (self-check,) novelty, check, submit: the steps every staged arm (the one-shot baseline too) shares.
 
     ``readers`` (the staged arm's ``StagedConfig.self_check``; 0: no self-check): when no blind reader of the final
     instruction makes the recorded output and two readers agree on another, their script replaces the solution
     and is recorded in its turn (with every guard), so the instruction is one its readers followed; if that
-    recording fails, the first one stands. When the readers made neither (``StagedConfig.reread``), the
+    recording fails, or their script uses a value the instruction's own words do not name (``_guessed``), the
+    first one stands. When the readers made neither (``StagedConfig.reread``), the
     instruction is rewritten once and read back again (``reread``).
     """
     ep.log.guard, ep.log.guard_detail = None, ""
@@ -333,7 +342,12 @@ def finish(ep: Episode, result: GenerationResult, candidate_dir: Path, *, check:
         readback = read_back(ep, recording, readers)
         if readback.missed and ep.config.reread:
             recording, expectations = reread(ep, recording, expectations, plain, readback)
-        if (script := readback.agreed) is not None:
+        if (script := readback.agreed) is not None and (guessed := _guessed(ep, script, plain)):
+            ep.log.self_check.append(
+                f"the readers' script uses {', '.join(guessed)}, which the instruction does not name: "
+                "the solution stands"
+            )
+        elif script is not None:
             kept = ep.files.model_copy(deep=True)
             ep.files.solve_sh, ep.files.instruction = script, plain
             again, expected = _recorded(ep, "self-check")
