@@ -890,6 +890,19 @@ def test_a_path_inside_a_quoted_pattern_is_a_value_not_an_input() -> None:
     assert with_references("Keep.", missing, login) == "Keep.\nThe rule uses these values: `/login`."
 
 
+def test_an_awk_field_count_is_no_value_to_name() -> None:
+    from autoenvscaling.roles.proposer.staged.references import script_references, unnamed_references
+
+    # demo runs on 66937ae and 8ee4ab2 told key tasks "The rule uses these values: `2`." of `NF == 2`
+    keys = "awk -F' = ' '!/^#/ && NF == 2 {print $1}' /app/data/app.conf > /app/keys.txt"
+    assert script_references(keys, "/app/keys.txt") == ["/app/data/app.conf"]
+    told = "Write the key of every setting of /app/data/app.conf, one per line."
+    assert unnamed_references(told, keys, "/app/keys.txt") == []
+    # a number compared with a field is a value still, beside a field count or not
+    both = "awk 'NF>=4 && $4 >= 400' /app/a.log > /app/r"
+    assert script_references(both, "/app/r") == ["/app/a.log", "400"]
+
+
 def test_a_system_path_the_rule_matches_is_a_value_to_name() -> None:
     from autoenvscaling.roles.proposer.staged.giveaway import without_commands
     from autoenvscaling.roles.proposer.staged.references import script_references, unnamed_references

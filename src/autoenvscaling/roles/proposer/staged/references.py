@@ -27,6 +27,9 @@ _ADDRESS = re.compile(r"(?<![\w.\\])/((?:[^/\\\n]|\\.)+)/[dpIi!]?(?=\s*(?:[{;,)]
 _QUOTED_SPAN = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 # grep's pattern when it is a path alone: `grep '/bin/bash' /app/data/passwd`, `grep -v "/login" ...`.
 _GREP_PATH = re.compile(r"""\bgrep\b(?:\s+-[A-Za-z]+)*\s+(?:-e\s+)?(['"])(/[^'"\n]*)\1""")
+# awk's field count right before a comparison: `NF == 2` keeps the `key = value` lines of a config. The values
+# hint told key-extraction tasks "The rule uses these values: `2`." (demo runs on 66937ae and 8ee4ab2).
+_FIELD_COUNT = re.compile(r"\bNF\s*$")
 _COMPARED = re.compile(r"(?:>=|<=|==|!=|(?<![-=<>])[<>](?![>&=])|-(?:gt|ge|lt|le|eq|ne))\s*(-?\d+(?:\.\d+)?)\b")
 
 
@@ -92,6 +95,8 @@ def script_references(solve_sh: str, output: str) -> list[str]:
             refs.append(word)
     for m in _COMPARED.finditer(body):
         number = m.group(1)
+        if _FIELD_COUNT.search(body, 0, m.start()):
+            continue  # awk's `NF == 2`: how a line splits, which the input hint shows, not a value of the rule
         if number not in ("0", "1", "-1") and number not in refs:
             refs.append(number)
     return refs
