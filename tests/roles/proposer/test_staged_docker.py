@@ -304,6 +304,17 @@ def test_an_instruction_the_output_still_contradicts_is_rejected(tmp_path: Path,
     assert record.verdict == "no-candidate" and record.failed_checks == [INSTRUCTION_CONTRADICTS_OUTPUT]
 
 
+def test_an_instruction_that_states_no_rule_is_rejected(tmp_path: Path, backend: DockerBackend) -> None:
+    # a demo run on 8046ba4: "If the condition is true, the first field is printed." of `$7 != "/bin/bash"`;
+    # the values hint would have been the rule's only statement
+    vague = "Write the lines of /app/data/access.log that satisfy the condition to /app/result.txt, in input order."
+    grep = "```bash\ngrep 'login' /app/data/access.log > /app/result.txt\n```"
+    replies = [json.dumps(LOGIN), grep, vague, OK, vague]  # the repair, told to mention login, does not
+    record, model = _run(tmp_path, backend, replies, staged={"order": "solution_first"})
+    assert "Your previous instruction did not mention login." in model.calls[4][-1].content
+    assert record.verdict == "no-candidate" and record.failed_checks == ["rule-not-stated"]
+
+
 def test_an_instruction_that_gives_the_answer_away_is_rejected(tmp_path: Path, backend: DockerBackend) -> None:
     idea = {**IDEA, "output_file": "/app/paths.txt"}
     solve = "```bash\nprintf '10.0.0.2 GET /missing\\n10.0.0.3 GET /missing\\n' > /app/paths.txt\n```"
@@ -353,9 +364,11 @@ def test_an_instruction_that_leaves_out_the_rules_keyword_is_repaired_or_complet
     tmp_path: Path, backend: DockerBackend, repaired: bool
 ) -> None:
     idea = {**IDEA, "change": "Count the requests of one method", "output_file": "/app/countpost.txt"}
-    solve = "```bash\ngrep -c 'POST' /app/data/access.log > /app/countpost.txt\n```"
-    vague = "Count the requests of one method in /app/data/access.log and write the number to /app/countpost.txt."
-    fixed = "Count the POST requests in /app/data/access.log and write the number to /app/countpost.txt."
+    # the rule has two values and the instruction names one: stated in part, it is completed (naming neither is
+    # `rule-not-stated`, test_an_instruction_that_states_no_rule_is_rejected)
+    solve = "```bash\ngrep 'POST' /app/data/access.log | grep -c 'login' > /app/countpost.txt\n```"
+    vague = "Count the login requests of one method in /app/data/access.log; write the number to /app/countpost.txt."
+    fixed = "Count the POST requests for login in /app/data/access.log; write the number to /app/countpost.txt."
     replies = [json.dumps(idea), solve, vague, OK, fixed if repaired else vague]
     record, model = _run(tmp_path, backend, replies, reproduce_attempts=0, staged={"order": "solution_first"})
     assert record.verdict == "valid", record

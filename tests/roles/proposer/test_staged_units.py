@@ -931,6 +931,34 @@ def test_a_system_path_the_rule_matches_is_a_value_to_name() -> None:
     assert unnamed_references(text, solve, "/app/u.txt") == []
 
 
+def test_an_instruction_that_names_none_of_the_rules_values_states_no_rule() -> None:
+    from autoenvscaling.roles.proposer.staged.references import unstated_rule
+
+    # a demo run on fdf91cc: readers' `grep 'root'` under "the lines ... that satisfy the condition"
+    root = "grep 'root' /app/data/passwd > /app/r.txt"
+    vague = "Write the lines of /app/data/passwd that satisfy the condition to /app/r.txt."
+    assert unstated_rule(vague, root, "/app/r.txt") == ["root"]
+    assert unstated_rule("Write the lines of /app/data/passwd that mention root to /app/r.txt.", root, "/x") == []
+    # one value of two named is a rule stated in part: the values hint completes it
+    both = "awk '$2 == \"GET\" && $4 >= 400' /app/a.log > /app/r"
+    assert unstated_rule("Keep the GET lines of /app/a.log.", both, "/app/r") == []
+    assert unstated_rule("Keep the lines of /app/a.log that match.", both, "/app/r") == ["GET", "400"]
+    # a value only inside a path names nothing (/app/errors_400.txt); a matched system path is a value
+    assert unstated_rule("Write the lines of /app/a.log to /app/errors_400.txt.", "awk '$4 >= 400' /app/a.log", "") == [
+        "400"
+    ]
+    shell = "awk -F: '$7 != \"/bin/bash\" {print $1}' /app/data/passwd > /app/u.txt"
+    assert unstated_rule("If the condition is true, the first field is printed.", shell, "/app/u.txt") == ["/bin/bash"]
+    assert unstated_rule("The names of the users whose shell is not /bin/bash.", shell, "/app/u.txt") == []
+    # an anchored pattern's word is a value: bbdcf8a's "Please provide the correct script ..." of `'^home:'`
+    home = "grep -E '^home:' /app/data/passwd > /app/h.txt"
+    assert unstated_rule("Please provide the correct script and the exact output file.", home, "/app/h.txt") == ["home"]
+    keys = "awk -F' = ' '{print $1}' /app/c.conf | grep -v '^key1$' | grep -v '^key2$' > /app/k.txt"
+    assert unstated_rule("Write the key of every setting of /app/c.conf.", keys, "/app/k.txt") == ["key1", "key2"]
+    # a rule without values (paths only, a count of every line) has nothing to state
+    assert unstated_rule("Count the lines.", "wc -l < /app/a.log > /app/n.txt", "/app/n.txt") == []
+
+
 LOG = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n10.0.0.3 GET /login 404\n"
 
 

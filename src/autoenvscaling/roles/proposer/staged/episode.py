@@ -80,6 +80,7 @@ ANSWER_IN_INSTRUCTION = "answer-in-instruction"
 SOLUTION_IN_INSTRUCTION = "solution-in-instruction"
 INPUT_IN_INSTRUCTION = "input-in-instruction"
 INSTRUCTION_CONTRADICTS_OUTPUT = "instruction-contradicts-output"
+RULE_NOT_STATED = "rule-not-stated"
 NO_SOLUTION = "no-working-solution"
 NOT_NEW = DUPLICATE_CHECK
 DEFAULT_OUTPUT = "/app/result.txt"

@@ -24,6 +24,7 @@ from autoenvscaling.roles.proposer.staged.episode import (
     INSTRUCTION_CONTRADICTS_OUTPUT,
     NO_SOLUTION,
     NOT_NEW,
+    RULE_NOT_STATED,
     SOLUTION_IN_INSTRUCTION,
     Episode,
 )
@@ -38,7 +39,7 @@ from autoenvscaling.roles.proposer.staged.giveaway import (
     without_quoted_output,
 )
 from autoenvscaling.roles.proposer.staged.readback import ReadBack, read_back, reader_problem
-from autoenvscaling.roles.proposer.staged.references import unnamed_references, with_references
+from autoenvscaling.roles.proposer.staged.references import unnamed_references, unstated_rule, with_references
 from autoenvscaling.roles.proposer.staged.repairs import explained, redo_data
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Recording
 from autoenvscaling.roles.proposer.staged.state import StagedContext
@@ -250,6 +251,8 @@ def _recorded(ep: Episode, stage: str = "record") -> tuple[Recording, list[Expec
         failure = (SOLUTION_IN_INSTRUCTION, f"the instruction names the script's commands ({', '.join(named)})")
     elif broken := contradiction(ep.files.instruction, recording.outputs.get(ep.output) or "", ep.inputs, ep.compare):
         failure = (INSTRUCTION_CONTRADICTS_OUTPUT, broken)
+    elif unstated := unstated_rule(ep.files.instruction, ep.files.solve_sh, ep.output):
+        failure = (RULE_NOT_STATED, "the instruction names none of the rule's values: " + ", ".join(unstated))
     if failure is None:
         return recording, expectations
     ep.log.guard, ep.log.guard_detail = failure

@@ -1,6 +1,6 @@
 """What a solver must be told: the paths, words and numbers a reference solution's rule depends on
-(``script_references``), the ones an instruction leaves out (``unnamed_references``), and the sentence that names
-them (``with_references``)."""
+(``script_references``), the ones an instruction leaves out (``unnamed_references``), an instruction that names
+none of them (``unstated_rule``), and the sentence that names them (``with_references``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ _WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?)\s*['\"]?$")
 # Or a quoted alternation of such words: `grep -E '404|500'` (a flywheel round on 4bb2b04 accepted it under an
 # instruction that named 404 and never 500), basic-regex `'GET\|POST'` too; each word is a value.
 _WORD = r"[A-Za-z0-9][\w.@:-]{0,30}"  # a value when 2+ characters long
-_QUOTED = re.compile(rf"""(?<![\w$])(['"])({_WORD}(?:\\?\|{_WORD})*)\1""")
+# Anchored too: `grep -E '^home:'`, `grep -v '^key1$'` (a line's start or end is where the value stands).
+_QUOTED = re.compile(rf"""(?<![\w$])(['"])\^?({_WORD}(?:\\?\|{_WORD})*)\$?\1""")
 _ALTERNATIVE = re.compile(r"\\?\|")
 # A file's bare name (`errors_404.txt`, `index.html`): a value inside it names nothing, as inside a path.
 _FILE_NAME = re.compile(r"(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}\b")
@@ -89,7 +90,8 @@ def script_references(solve_sh: str, output: str) -> list[str]:
             refs.append(path)
     quoted = [w for m in _QUOTED.finditer(body) for w in _ALTERNATIVE.split(m.group(2))]
     matched = [part.strip(" ^$") for *_, a in addresses for part in _ALTERNATIVE.split(a)]
-    words = [w for w in quoted + matched if len(w) > 1 and re.fullmatch(_WORD, w)]
+    # a separator after the value is no part of it: `home` of `'^home:'`
+    words = [w.rstrip(":") for w in quoted + matched if len(w.rstrip(":")) > 1 and re.fullmatch(_WORD, w)]
     for word in words:
         if not word.startswith("-") and word.lower() not in _SHELL_WORDS and word not in refs:
             refs.append(word)
@@ -124,6 +126,19 @@ def unnamed_references(instruction: str, solve_sh: str, output: str) -> list[str
         if not found:
             missing.append(ref)
     return missing
+
+
+def unstated_rule(instruction: str, solve_sh: str, output: str) -> list[str]:
+    """The values of ``solve_sh``'s rule (words and numbers, and the paths it matches: ``$7 == "/bin/bash"``) when
+    ``instruction`` names none of them: the rule is not stated, and the values hint would be its only statement
+    ("The rule uses these values: `root`." under "the lines ... that satisfy the condition"). Of the 60 accepted
+    environments of the hackable-share log still on this VM, it flags 2, both read as misaligned; of the 124
+    distinct final candidates on disk, those 2 and 2 more that no blind solver reproduced (an instruction of
+    paths and hints alone; "select different lines or records than the parent does")."""
+    matched = pattern_paths(solve_sh)
+    values = [r for r in script_references(solve_sh, output) if not r.startswith("/") or r in matched]
+    unnamed = set(unnamed_references(instruction, solve_sh, output))
+    return values if values and all(v in unnamed for v in values) else []
 
 
 def with_references(instruction: str, missing: list[str], solve_sh: str = "") -> str:
