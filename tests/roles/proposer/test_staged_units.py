@@ -1060,6 +1060,11 @@ GETS = "10.0.0.2 GET /missing 404\n10.0.0.3 GET /login 404\n"
         ("Task: Filter Out Lines Containing 'GET'\n\nWrite them.", GETS,
          "Task: Keep only Lines Containing 'GET'\n\nWrite them."),
         ("# Filter Out Lines Containing 'POST'", GETS, "# Remove Lines Containing 'POST'"),
+        # demo series d9a345e run 3: values a field equals, whose "or" is a list, not an alternative of the rule
+        ("filter out lines where the status is 404 or 500", ERRORS, "keep only lines where the status is 404 or 500"),
+        ("Filter out the requests whose status is 404, 500.", OK_ONLY, "Remove the requests whose status is 404, 500."),
+        ("Filter out lines where the status is 404.", ERRORS, None),  # the 500 line holds no 404: not settled
+        ("Filter out lines with status below 404 or 500.", ERRORS, None),  # a comparison's "or": an alternative
     ],
 )  # fmt: skip
 def test_a_filter_out_the_output_settles_is_made_plain(instruction: str, output: str, plain: str | None) -> None:
@@ -1083,6 +1088,8 @@ def test_a_filter_out_the_output_settles_is_made_plain(instruction: str, output:
         ("Remove the lines that do not contain 'GET'.", "10.0.0.2 GET /missing 404\n", None),
         ("Remove duplicates, then list the lines with status >= 400.", ERRORS, None),  # another clause's claim
         ("Remove nothing but the lines with status below 400 or 500.", ERRORS, None),  # an alternative
+        ("Remove the lines whose status is 404 or 500.", ERRORS, "the lines whose status is 404 or 500"),
+        ("Remove the lines whose status is 404 or 500.", OK_ONLY, None),
     ],
 )  # fmt: skip
 def test_an_output_that_keeps_what_the_instruction_removes_is_a_contradiction(
@@ -1192,8 +1199,7 @@ def test_inputs_the_instruction_names_but_the_script_never_reads_are_found_and_n
 
 
 def test_files_the_instruction_names_that_the_image_does_not_hold_are_found_and_noted() -> None:
-    from autoenvscaling.roles.proposer.staged.claims import phantom_paths
-    from autoenvscaling.roles.proposer.staged.text import with_unread_note
+    from autoenvscaling.roles.proposer.staged.text import phantom_paths, with_unread_note
 
     # yield series v13 #9: a .gz log named beside the one real log; the blind solver tried to decompress it
     told = (

@@ -1,15 +1,16 @@
 """Checks of an instruction against what the draft really is, beside the text rules of ``text.py``: a filter's
 recorded output that breaks a comparison the instruction states (``status code less than 500``, and a recorded
-line holds 500), and files the instruction names that the image does not hold."""
+line holds 500), an order, a removal, a quoted line or a count it states, and the direction of a "filter out"
+that the output settles (``with_direction``)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
-from autoenvscaling.roles.proposer.staged.references import ABS_PATH, written_paths
+from autoenvscaling.roles.proposer.staged.references import ABS_PATH
 
 _CLAIM = re.compile(
     r"(greater than or equal to|less than or equal to|greater than|less than|more than|higher than|lower than"
@@ -379,14 +380,18 @@ _KEEPS = re.compile(r"\b(?:nor|never|without|except|unless|other|keep\w*|only|re
 _NOT = re.compile(r"\b(?:not|no)\b|n't\b")
 _CLAUSE_END = re.compile(r"\band\b|\bthen\b|\bbut\b|,")
 _QUOTED = re.compile(r"(?<![A-Za-z])'([^'\n]{2,})'(?![A-Za-z])|\"([^\"\n]{2,})\"|`([^`\n]{2,})`")
+# Values a field equals, "the status is 400 or 500" (a demo run on d9a345e accepted "filter out lines where the
+# status is 400 or 500" of an awk that kept them): their "or" is no alternative of a rule.
+_VALUES = re.compile(r"\b(?:is|are|of|equals?|equal to|==?)\s+(\d+(?:(?:\s*,\s*|\s*,?\s+or\s+)\d+)*)\b(?!\.\d|%)")
 
 
 def _every_line_matches(clause: str, lines: list[str], inputs: dict[str, str]) -> tuple[bool, str] | None:
-    """Whether every output line matches what ``clause`` names (its first comparison ``status >= 400``, else its
-    first quoted text that is no file's path; a request path an input line holds, `/index.html`, is a text):
-    (True, the predicate) when every line does, (False, ...) when none does; None when some do, or the sentence
-    names nothing to test. A demo run on ad011ff accepted "It filters out lines containing the path
-    `/index.html`" of a ``grep '/index.html'`` that kept them."""
+    """Whether every output line matches what ``clause`` names (its first comparison ``status >= 400``, else the
+    values a field equals, ``status is 400 or 500``, else its first quoted text that is no file's path; a request
+    path an input line holds, `/index.html`, is a text): (True, the predicate) when every line does (holds one of
+    the values), (False, ...) when none does; None when some do, or the sentence names nothing to test. A demo
+    run on ad011ff accepted "It filters out lines containing the path `/index.html`" of a ``grep '/index.html'``
+    that kept them."""
     lower = clause.lower()
     if m := _CLAIM.search(lower):
         op, number, digits = _CLAIM_OPS[m.group(1)], int(m.group(2)), len(m.group(2))
@@ -403,6 +408,10 @@ def _every_line_matches(clause: str, lines: list[str], inputs: dict[str, str]) -
         if any(all(c) for c in columns):
             return True, claim
         return (False, claim) if columns and not any(any(c) for c in columns) else None
+    if m := _VALUES.search(lower):
+        values = re.findall(r"\d+", m.group(1))
+        hits = sum(any(re.search(rf"(?<![\d.]){v}(?![\d.])", ln) for v in values) for ln in lines)
+        return (True, m.group(0)) if hits == len(lines) else (False, m.group(0)) if hits == 0 else None
     held = [ln for text in inputs.values() for ln in normalized(text)]
     for q in _QUOTED.finditer(clause):
         text = next(g for g in q.groups() if g)
@@ -416,9 +425,9 @@ def _every_line_matches(clause: str, lines: list[str], inputs: dict[str, str]) -
 def _named_lines(sentence: str, start: int, lines: list[str], inputs: dict[str, str]) -> tuple[bool, str] | None:
     """``_every_line_matches`` for the clause of ``sentence`` that starts at ``start`` (up to its next "and",
     "then", "but" or comma), read with its one negation ("lines that do not contain 'GET'": the answer flipped),
-    and that clause; None for a sentence with a word of keeping or an alternative, or a clause
-    with more than one negation."""
-    if _KEEPS.search(sentence.lower()):
+    and that clause; None for a sentence with a word of keeping or an alternative (but the "or" of a list of
+    values, ``_VALUES``), or a clause with more than one negation."""
+    if _KEEPS.search(_VALUES.sub(lambda v: v.group(0).replace(" or ", ", "), sentence.lower())):
         return None
     clause = _CLAUSE_END.split(sentence[start:])[0]
     negations = list(_NOT.finditer(clause.lower()))
@@ -476,24 +485,3 @@ def with_direction(instruction: str, output: str, inputs: dict[str, str]) -> str
             first = "R" if f == "F" else "r"
         parts[i] = sentence[: m.start()] + first + word + sentence[m.end() :]
     return "".join(parts)
-
-
-def phantom_paths(
-    instruction: str, inputs: Iterable[str], output: str, solve_sh: str, dockerfile: str = ""
-) -> list[str]:
-    """The paths the instruction names under the top directory of an input or of the output (``/app``) that are
-    no input, no output, no directory of either and nothing ``solve_sh`` writes: files the image does not hold
-    (yield series v13 #9 named ``/app/data/access.log.gz`` beside the one real log, and every blind attempt spent
-    its turns trying to decompress it). A path whose file name ``dockerfile`` mentions is left out: a RUN line
-    may make it (``truncate -s 2M backup/db.dump``)."""
-    known = {*inputs, output}
-    dirs = {p[:i] for p in known for i in range(1, len(p)) if p[i] == "/"}
-    roots = {p.split("/")[1] for p in known if p.count("/") >= 2}
-    exists = known | dirs | written_paths(solve_sh)
-    out: list[str] = []
-    for m in ABS_PATH.finditer(instruction):
-        path = m.group(1).rstrip("./")  # a full stop after it, a glob's `*` (`/app/logs/access.log.*`)
-        made = re.search(rf"(?<![\w.-]){re.escape(path.rsplit('/', 1)[-1])}(?![\w-]|\.\w)", dockerfile) is not None
-        if path.count("/") and path.split("/")[1] in roots and path not in exists | set(out) and not made:
-            out.append(path)
-    return out

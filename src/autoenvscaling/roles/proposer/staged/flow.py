@@ -15,7 +15,7 @@ from autoenvscaling.roles.proposer.novelty import check_novelty
 from autoenvscaling.roles.proposer.records import GenerationResult, Mode
 from autoenvscaling.roles.proposer.staged import record as rec
 from autoenvscaling.roles.proposer.staged.calls import BudgetSpent
-from autoenvscaling.roles.proposer.staged.claims import contradiction, phantom_paths, with_direction
+from autoenvscaling.roles.proposer.staged.claims import contradiction, with_direction
 from autoenvscaling.roles.proposer.staged.config import StagedConfig
 from autoenvscaling.roles.proposer.staged.episode import (
     ANSWER_IN_INSTRUCTION,
@@ -44,6 +44,7 @@ from autoenvscaling.roles.proposer.staged.repairs import explained, redo_data
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation, Recording
 from autoenvscaling.roles.proposer.staged.state import StagedContext
 from autoenvscaling.roles.proposer.staged.text import (
+    phantom_paths,
     unread_inputs,
     with_format_hint,
     with_input_hint,

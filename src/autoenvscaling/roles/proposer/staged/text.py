@@ -1,5 +1,6 @@
 """Pure text rules of the staged proposer: what counts as an instruction, what gives the answer away, the
-format example, and the one-line findings a solver digest becomes."""
+format example, the files an instruction names that the script never reads or the image does not hold, and the
+one-line findings a solver digest becomes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
+from autoenvscaling.roles.proposer.staged.references import ABS_PATH, written_paths
 from autoenvscaling.roles.proposer.staged.spec import Compare
 from autoenvscaling.validate.exploits import instruction_answers
 
@@ -171,6 +173,27 @@ def unread_inputs(instruction: str, solve_sh: str, inputs: Iterable[str]) -> lis
     """The input files the instruction names that ``solve_sh`` never reads: a blind solver reads every file it is
     told about (three logs named, two read: its output is not the recorded one)."""
     return [p for p in inputs if _names(instruction, p) and not _reads(solve_sh, p)]
+
+
+def phantom_paths(
+    instruction: str, inputs: Iterable[str], output: str, solve_sh: str, dockerfile: str = ""
+) -> list[str]:
+    """The paths the instruction names under the top directory of an input or of the output (``/app``) that are
+    no input, no output, no directory of either and nothing ``solve_sh`` writes: files the image does not hold
+    (yield series v13 #9 named ``/app/data/access.log.gz`` beside the one real log, and every blind attempt spent
+    its turns trying to decompress it). A path whose file name ``dockerfile`` mentions is left out: a RUN line
+    may make it (``truncate -s 2M backup/db.dump``)."""
+    known = {*inputs, output}
+    dirs = {p[:i] for p in known for i in range(1, len(p)) if p[i] == "/"}
+    roots = {p.split("/")[1] for p in known if p.count("/") >= 2}
+    exists = known | dirs | written_paths(solve_sh)
+    out: list[str] = []
+    for m in ABS_PATH.finditer(instruction):
+        path = m.group(1).rstrip("./")  # a full stop after it, a glob's `*` (`/app/logs/access.log.*`)
+        made = re.search(rf"(?<![\w.-]){re.escape(path.rsplit('/', 1)[-1])}(?![\w-]|\.\w)", dockerfile) is not None
+        if path.count("/") and path.split("/")[1] in roots and path not in exists | set(out) and not made:
+            out.append(path)
+    return out
 
 
 def with_unread_note(instruction: str, unread: list[str], inputs: Iterable[str], solve_sh: str) -> str:
