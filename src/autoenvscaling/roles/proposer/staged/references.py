@@ -128,15 +128,20 @@ def unnamed_references(instruction: str, solve_sh: str, output: str) -> list[str
     return missing
 
 
+def _values(refs: list[str], solve_sh: str) -> list[str]:
+    """The values among ``refs``: words, numbers and the paths inside ``solve_sh``'s quoted patterns."""
+    in_patterns = pattern_paths(solve_sh)
+    return [r for r in refs if not r.startswith("/") or r in in_patterns]
+
+
 def unstated_rule(instruction: str, solve_sh: str, output: str) -> list[str]:
     """The values of ``solve_sh``'s rule (words and numbers, and the paths it matches: ``$7 == "/bin/bash"``) when
     ``instruction`` names none of them: the rule is not stated, and the values hint would be its only statement
     ("The rule uses these values: `root`." under "the lines ... that satisfy the condition"). Of the 60 accepted
     environments of the hackable-share log still on this VM, it flags 2, both read as misaligned; of the 124
-    distinct final candidates on disk, those 2 and 2 more that no blind solver reproduced (an instruction of
-    paths and hints alone; "select different lines or records than the parent does")."""
-    matched = pattern_paths(solve_sh)
-    values = [r for r in script_references(solve_sh, output) if not r.startswith("/") or r in matched]
+    distinct final candidates on disk, 8: those 2, 5 that no blind solver reproduced (an instruction of paths
+    and hints alone; "select different lines or records than the parent does") and one never validated."""
+    values = _values(script_references(solve_sh, output), solve_sh)
     unnamed = set(unnamed_references(instruction, solve_sh, output))
     return values if values and all(v in unnamed for v in values) else []
 
@@ -146,9 +151,8 @@ def with_references(instruction: str, missing: list[str], solve_sh: str = "") ->
     inside one of ``solve_sh``'s quoted patterns is a value)."""
     if not missing:
         return instruction
-    in_patterns = pattern_paths(solve_sh)
-    paths = [m for m in missing if m.startswith("/") and m not in in_patterns]
-    values = [m for m in missing if m not in paths]
+    values = _values(missing, solve_sh)
+    paths = [m for m in missing if m not in values]
     parts = []
     if paths:
         parts.append(f"The input{'s are' if len(paths) > 1 else ' is'} in " + ", ".join(paths) + ".")
