@@ -1,7 +1,7 @@
 """Checks of an instruction against what the draft really is, beside the text rules of ``text.py``: a filter's
 recorded output that breaks a comparison the instruction states (``status code less than 500``, and a recorded
-line holds 500), an order, a removal, a quoted line or a count it states, and the direction of a "filter out"
-that the output settles (``with_direction``)."""
+line holds 500), an order, a removal, a quoted line, a text the kept lines lack (``sources.py``) or a count it
+states, and the direction of a "filter out" that the output settles (``with_direction``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.references import ABS_PATH
+from autoenvscaling.roles.proposer.staged.sources import lacking_violation
 
 _CLAIM = re.compile(
     r"(greater than or equal to|less than or equal to|greater than|less than|more than|higher than|lower than"
@@ -228,7 +229,8 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
     ``claim_gap``, an input line that holds it missing from a filter's output), an order (``order_violation``),
     lines it says to remove (``removal_violation``), status codes it names (``value_violation``), an input line
     it says the output holds (``quote_violation``), the lines holding the one text it says to keep
-    (``keep_violation``), values it says appear exactly once in an input (``once_violation``) or a sort
+    (``keep_violation``), a text it says the kept lines lack (``sources.lacking_violation``, of the input lines
+    an output line comes from), values it says appear exactly once in an input (``once_violation``) or a sort
     (``sort_violation``; not where the tests compare ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
@@ -238,6 +240,7 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
         or value_violation(instruction, output, inputs)
         or quote_violation(instruction, output, inputs)
         or keep_violation(instruction, output, inputs)
+        or lacking_violation(instruction, output, inputs)
         or once_violation(instruction, output, inputs)
         or (sort_violation(instruction, output) if compare != "sorted_lines" else None)
     )

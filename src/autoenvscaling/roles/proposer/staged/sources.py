@@ -1,0 +1,59 @@
+"""Claims about the input lines an output line comes from. A key extraction prints a field of the lines it keeps,
+so "keep only the lines that do not contain 'debug'" is said of the conf's lines, not of the keys: the key
+``log_level`` of ``log_level = debug`` breaks it, though the word ``debug`` is nowhere in the output."""
+
+from __future__ import annotations
+
+import re
+
+from autoenvscaling.roles.proposer.staged.grading import normalized
+
+# "lines that do not contain the word 'debug'": the lines a sentence keeps, named by a text they lack.
+_LACKING = re.compile(
+    r"\b(?:lines?|rows?|entries)\s+(?:that|which|where)?\s*(?:(?:do|does)\s+not|don't|doesn't)\s+"
+    r"(?:contain|include|hold|have)\s+(?:the\s+)?(?:(?:word|string|substring|text|value)\s+)?"
+    r"(?:'([^'\n]{2,})'|\"([^\"\n]{2,})\"|`([^`\n]{2,})`)",
+    re.IGNORECASE,
+)
+# A sentence with one of these may say what to drop ("remove the lines that do not contain 'GET'" keeps them),
+# or an alternative: nothing is read from it.
+_TURNS = re.compile(
+    r"\b(?:remov\w*|exclud\w*|drop\w*|discard\w*|delet\w*|omit\w*|filter\w*|skip\w*|ignor\w*|except|unless|or|nor"
+    r"|never|without)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
+_FIELD_SEP = re.compile(r"\s*[=,:;|]\s*|\s+")
+
+
+def source_lines(line: str, inputs: dict[str, str]) -> list[str]:
+    """The input lines ``line`` comes from: those equal to it (a filter's), else those that hold it as a whole
+    field (a key extraction's: ``log_level`` of ``log_level = debug``, the fields split at blanks and at
+    ``= , : ; |``); none for a line made of something else (a count, a sum)."""
+    held = [ln for text in inputs.values() for ln in normalized(text)]
+    if line in held:
+        return [line]
+    return [ln for ln in held if line in _FIELD_SEP.split(ln)]
+
+
+def lacking_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why the output comes from a line that holds the text the instruction says its lines lack, or None: a
+    sentence with no removal, "filter", exception or alternative in it says "lines that do not contain 'X'",
+    and an output line comes only from input lines that hold X (``source_lines``). Two accepted environments of
+    the hackable-share runs were such, both key extractions of the same conf: "Keep only the lines that do not
+    contain the word 'debug'" where the tests want ``log_level``, the key of ``log_level = debug`` (91f0ca8, the
+    script's ``grep -v debug`` ran on the keys), and "To keep only all lines that do not contain the word 'debug'"
+    of an awk that printed that key alone."""
+    lines = normalized(output)
+    for sentence in _SENTENCE.split(instruction):
+        m = _LACKING.search(sentence)
+        if m is None or _TURNS.search(sentence):
+            continue
+        text = next(g for g in m.groups() if g)
+        for line in lines:
+            sources = source_lines(line, inputs)
+            if sources and all(text in src for src in sources):
+                said = " ".join(m.group(0).split())
+                where = "holds it" if sources == [line] else f"comes from the input line `{sources[0]}`, which holds it"
+                return f'the instruction keeps the "{said}", but the output line `{line}` {where}'
+    return None

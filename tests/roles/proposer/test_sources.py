@@ -1,0 +1,50 @@
+"""Claims about the input lines an output line comes from (``staged/sources.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoenvscaling.roles.proposer.staged.claims import contradiction
+from autoenvscaling.roles.proposer.staged.sources import lacking_violation, source_lines
+
+CONF = "# service\nhost = 0.0.0.0\nport = 8080\n\n# logging\nlog_level = debug\nlog_file = /var/log/app.log\n"
+KEYS = "host\nport\nlog_level\nlog_file\n"  # awk -F' = ' '!/^#/ && NF == 2 {print $1}' | grep -v debug
+
+
+def test_an_output_line_comes_from_the_input_lines_equal_to_it_or_holding_it_as_a_field() -> None:
+    inputs = {"/app/data/app.conf": CONF}
+    assert source_lines("port = 8080", inputs) == ["port = 8080"]
+    assert source_lines("log_level", inputs) == ["log_level = debug"]
+    assert source_lines("8080", inputs) == ["port = 8080"]
+    assert source_lines("/var/log/app.log", inputs) == ["log_file = /var/log/app.log"]
+    assert source_lines("log", inputs) == []  # part of a field: no source
+    assert source_lines("4", inputs) == []  # a count
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # hackable-share round 1 on 91f0ca8: accepted, learnable, and the tests want log_level
+        ("- Keep only the lines that do not contain the word 'debug'.", KEYS, "`log_level = debug`"),
+        ("To keep only all lines that do not contain the word 'debug' from the input file `/app/data/app.conf`.",
+         "log_level\n", "`log_level = debug`"),
+        ("Write the rows which don't contain `8080`.", "port = 8080\nhost = 0.0.0.0\n", "`port = 8080` holds it"),
+        ("- Keep only the lines that do not contain the word 'debug'.", "host\nport\nlog_file\n", None),  # as said
+        ("Keep the lines that do not contain 'debug'.", "# logging\n", None),  # as said, whole lines
+        # a removal of the lines that lack it keeps them; "filter" goes either way; an alternative
+        ("Remove all lines that do not contain the word 'debug'.", "log_level = debug\n", None),
+        ("Filter lines that do not contain the word 'debug'.", "log_level = debug\n", None),
+        ("Keep the lines that do not contain 'debug' or 'host'.", "log_level\n", None),
+        ("Keep the keys that do not contain 'debug'.", "log_level\n", None),  # said of the keys: log_level lacks it
+        ("Print the number of lines that do not contain 'debug'.", "4\n", None),  # a count comes from no line
+    ],
+)  # fmt: skip
+def test_an_output_line_from_an_input_line_holding_the_text_the_kept_lines_lack_is_a_contradiction(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    inputs = {"/app/data/app.conf": CONF}
+    found = lacking_violation(instruction, output, inputs)
+    assert (found is None) is (broken is None), found
+    if broken is not None:
+        assert broken in str(found)
+        assert contradiction(instruction, output, inputs) == found
