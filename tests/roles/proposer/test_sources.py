@@ -1,11 +1,11 @@
-"""Claims about the input lines an output line comes from (``staged/sources.py``)."""
+"""Claims about the input lines an output line comes from, and the part of them it is (``staged/sources.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from autoenvscaling.roles.proposer.staged.claims import contradiction
-from autoenvscaling.roles.proposer.staged.sources import lacking_violation, source_lines
+from autoenvscaling.roles.proposer.staged.sources import field_violation, lacking_violation, source_lines
 
 CONF = "# service\nhost = 0.0.0.0\nport = 8080\n\n# logging\nlog_level = debug\nlog_file = /var/log/app.log\n"
 KEYS = "host\nport\nlog_level\nlog_file\n"  # awk -F' = ' '!/^#/ && NF == 2 {print $1}' | grep -v debug
@@ -44,6 +44,35 @@ def test_an_output_line_from_an_input_line_holding_the_text_the_kept_lines_lack_
 ) -> None:
     inputs = {"/app/data/app.conf": CONF}
     found = lacking_violation(instruction, output, inputs)
+    assert (found is None) is (broken is None), found
+    if broken is not None:
+        assert broken in str(found)
+        assert contradiction(instruction, output, inputs) == found
+
+
+ROOT, ALICE = "root:x:0:0:root:/root:/bin/bash\n", "alice:x:1000:1000:Alice:/home/alice:/bin/bash\n"
+PASSWD = ROOT + "bob:x:1001:1001:Bob:/home/bob:/bin/sh\n" + ALICE
+BASH = ROOT + ALICE  # awk -F: '$7 == "/bin/bash"'
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # hackable-share round 2 on 91f0ca8: accepted, too hard, and the tests want whole lines
+        ("Rule:\nThe script extracts the first column of the input file (username) where the seventh column (shell) "
+         "is `/bin/bash`.", BASH, "extracts the first column"),
+        ("Print the 2nd field of the lines whose shell is /bin/bash.", BASH, "Print the 2nd field"),
+        ("The script extracts the first column (username) of the /bin/bash lines.", "root\nalice\n", None),  # it does
+        ("Keep the lines whose first field is root.", ROOT, None),  # a condition
+        ("Do not print the first field alone: write the whole lines.", BASH, None),  # a negation
+        ("Extract the last column of each line.", "/bin/bash\n/bin/sh\n", None),  # fields, not lines
+    ],
+)  # fmt: skip
+def test_whole_lines_where_the_instruction_extracts_a_field_are_a_contradiction(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    inputs = {"/app/data/passwd": PASSWD}
+    found = field_violation(instruction, output, inputs)
     assert (found is None) is (broken is None), found
     if broken is not None:
         assert broken in str(found)

@@ -1,7 +1,7 @@
 """Checks of an instruction against what the draft really is, beside the text rules of ``text.py``: a filter's
 recorded output that breaks a comparison the instruction states (``status code less than 500``, and a recorded
-line holds 500), an order, a removal, a quoted line, a text the kept lines lack (``sources.py``) or a count it
-states, and the direction of a "filter out" that the output settles (``with_direction``)."""
+line holds 500), an order, a removal, a quoted line, a text the kept lines lack or a field (``sources.py``) or a
+count it states, and the direction of a "filter out" that the output settles (``with_direction``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.references import ABS_PATH
-from autoenvscaling.roles.proposer.staged.sources import lacking_violation
+from autoenvscaling.roles.proposer.staged.sources import field_violation, lacking_violation
 
 _CLAIM = re.compile(
     r"(greater than or equal to|less than or equal to|greater than|less than|more than|higher than|lower than"
@@ -230,7 +230,8 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
     lines it says to remove (``removal_violation``), status codes it names (``value_violation``), an input line
     it says the output holds (``quote_violation``), the lines holding the one text it says to keep
     (``keep_violation``), a text it says the kept lines lack (``sources.lacking_violation``, of the input lines
-    an output line comes from), values it says appear exactly once in an input (``once_violation``) or a sort
+    an output line comes from), a field it says it extracts of an output of whole lines (``sources.field_violation``),
+    values it says appear exactly once in an input (``once_violation``) or a sort
     (``sort_violation``; not where the tests compare ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
@@ -241,6 +242,7 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
         or quote_violation(instruction, output, inputs)
         or keep_violation(instruction, output, inputs)
         or lacking_violation(instruction, output, inputs)
+        or field_violation(instruction, output, inputs)
         or once_violation(instruction, output, inputs)
         or (sort_violation(instruction, output) if compare != "sorted_lines" else None)
     )

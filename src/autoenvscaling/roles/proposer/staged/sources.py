@@ -1,6 +1,7 @@
-"""Claims about the input lines an output line comes from. A key extraction prints a field of the lines it keeps,
-so "keep only the lines that do not contain 'debug'" is said of the conf's lines, not of the keys: the key
-``log_level`` of ``log_level = debug`` breaks it, though the word ``debug`` is nowhere in the output."""
+"""Claims about the input lines an output line comes from, and the part of them it is. A key extraction prints a
+field of the lines it keeps, so "keep only the lines that do not contain 'debug'" is said of the conf's lines, not
+of the keys: the key ``log_level`` of ``log_level = debug`` breaks it, though the word ``debug`` is nowhere in the
+output. And an instruction that says it extracts a field is broken by an output of whole lines."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ _TURNS = re.compile(
     r"|never|without)\b",
     re.IGNORECASE,
 )
+# "extracts the first column", "print the 2nd field": the output is one field of each line it keeps.
+_ONE_FIELD = re.compile(
+    r"\b(?:extract|print|output|list|write|return|show)(?:s|ed|ing)?\s+(?:only\s+)?the\s+"
+    r"(?:first|second|third|fourth|fifth|sixth|seventh|last|\d+(?:st|nd|rd|th))\s+(?:column|field)\b",
+    re.IGNORECASE,
+)
+_NOT = re.compile(r"\b(?:not|no|never)\b|n't\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
 _FIELD_SEP = re.compile(r"\s*[=,:;|]\s*|\s+")
 
@@ -56,4 +64,21 @@ def lacking_violation(instruction: str, output: str, inputs: dict[str, str]) -> 
                 said = " ".join(m.group(0).split())
                 where = "holds it" if sources == [line] else f"comes from the input line `{sources[0]}`, which holds it"
                 return f'the instruction keeps the "{said}", but the output line `{line}` {where}'
+    return None
+
+
+def field_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why the output is whole lines where the instruction says it is one field of them, or None: a sentence
+    with no negation says it extracts (prints, lists, ...) the first (second, ..., last, 3rd) column or field,
+    and every output line is a whole input line of more than one field. A hackable-share round on 91f0ca8
+    accepted "The script extracts the first column of the input file (username) where the seventh column
+    (shell) is `/bin/bash`" of an awk that printed the whole /bin/bash lines: calibrated too hard."""
+    lines = normalized(output)
+    known = {ln for text in inputs.values() for ln in normalized(text)}
+    if not lines or not all(ln in known and len(_FIELD_SEP.split(ln)) > 1 for ln in lines):
+        return None
+    for sentence in _SENTENCE.split(instruction):
+        if (m := _ONE_FIELD.search(sentence)) and not _NOT.search(sentence):
+            said = " ".join(m.group(0).split())
+            return f'the instruction says it "{said}", but the output holds whole input lines (`{lines[0]}`)'
     return None
