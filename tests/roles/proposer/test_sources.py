@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from autoenvscaling.roles.proposer.staged.claims import contradiction
 from autoenvscaling.roles.proposer.staged.sources import field_violation, lacking_violation, source_lines
+
+Check = Callable[[str, str, dict[str, str]], str | None]
+
+
+def _finds(check: Check, instruction: str, output: str, inputs: dict[str, str], broken: str | None) -> None:
+    """``check`` finds what ``broken`` names (None: nothing), and ``contradiction`` reports the same."""
+    found = check(instruction, output, inputs)
+    assert (found is None) is (broken is None), found
+    if broken is not None:
+        assert broken in str(found)
+        assert contradiction(instruction, output, inputs) == found
+
 
 CONF = "# service\nhost = 0.0.0.0\nport = 8080\n\n# logging\nlog_level = debug\nlog_file = /var/log/app.log\n"
 KEYS = "host\nport\nlog_level\nlog_file\n"  # awk -F' = ' '!/^#/ && NF == 2 {print $1}' | grep -v debug
@@ -42,12 +56,7 @@ def test_an_output_line_comes_from_the_input_lines_equal_to_it_or_holding_it_as_
 def test_an_output_line_from_an_input_line_holding_the_text_the_kept_lines_lack_is_a_contradiction(
     instruction: str, output: str, broken: str | None
 ) -> None:
-    inputs = {"/app/data/app.conf": CONF}
-    found = lacking_violation(instruction, output, inputs)
-    assert (found is None) is (broken is None), found
-    if broken is not None:
-        assert broken in str(found)
-        assert contradiction(instruction, output, inputs) == found
+    _finds(lacking_violation, instruction, output, {"/app/data/app.conf": CONF}, broken)
 
 
 ROOT, ALICE = "root:x:0:0:root:/root:/bin/bash\n", "alice:x:1000:1000:Alice:/home/alice:/bin/bash\n"
@@ -71,9 +80,4 @@ BASH = ROOT + ALICE  # awk -F: '$7 == "/bin/bash"'
 def test_whole_lines_where_the_instruction_extracts_a_field_are_a_contradiction(
     instruction: str, output: str, broken: str | None
 ) -> None:
-    inputs = {"/app/data/passwd": PASSWD}
-    found = field_violation(instruction, output, inputs)
-    assert (found is None) is (broken is None), found
-    if broken is not None:
-        assert broken in str(found)
-        assert contradiction(instruction, output, inputs) == found
+    _finds(field_violation, instruction, output, {"/app/data/passwd": PASSWD}, broken)
