@@ -11,6 +11,7 @@ from typing import Any
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.references import ABS_PATH
+from autoenvscaling.roles.proposer.staged.sources import SENTENCE as _SENTENCE
 from autoenvscaling.roles.proposer.staged.sources import field_violation, lacking_violation
 
 _CLAIM = re.compile(
@@ -374,7 +375,6 @@ def once_violation(instruction: str, output: str, inputs: dict[str, str]) -> str
     return None
 
 
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
 _REMOVE = re.compile(
     r"\b(?:remov(?:e|es|ing)|exclud(?:e|es|ing)|drop(?:s|ping)?|discard(?:s|ing)?|delet(?:e|es|ing)|omit(?:s|ting)?)\b"
 )

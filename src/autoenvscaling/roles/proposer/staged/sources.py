@@ -30,7 +30,8 @@ _ONE_FIELD = re.compile(
     re.IGNORECASE,
 )
 _NOT = re.compile(r"\b(?:not|no|never)\b|n't\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
+# The sentences of an instruction (claims.py splits them alike).
+SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
 _FIELD_SEP = re.compile(r"\s*[=,:;|]\s*|\s+")
 
 
@@ -53,7 +54,7 @@ def lacking_violation(instruction: str, output: str, inputs: dict[str, str]) -> 
     script's ``grep -v debug`` ran on the keys), and "To keep only all lines that do not contain the word 'debug'"
     of an awk that printed that key alone."""
     lines = normalized(output)
-    for sentence in _SENTENCE.split(instruction):
+    for sentence in SENTENCE.split(instruction):
         m = _LACKING.search(sentence)
         if m is None or _TURNS.search(sentence):
             continue
@@ -77,7 +78,7 @@ def field_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     known = {ln for text in inputs.values() for ln in normalized(text)}
     if not lines or not all(ln in known and len(_FIELD_SEP.split(ln)) > 1 for ln in lines):
         return None
-    for sentence in _SENTENCE.split(instruction):
+    for sentence in SENTENCE.split(instruction):
         if (m := _ONE_FIELD.search(sentence)) and not _NOT.search(sentence):
             said = " ".join(m.group(0).split())
             return f'the instruction says it "{said}", but the output holds whole input lines (`{lines[0]}`)'
