@@ -81,3 +81,34 @@ def test_whole_lines_where_the_instruction_extracts_a_field_are_a_contradiction(
     instruction: str, output: str, broken: str | None
 ) -> None:
     _finds(field_violation, instruction, output, {"/app/data/passwd": PASSWD}, broken)
+
+
+SERVICE = "service = 0.0.0.0\nservice_port = 8080\n"  # grep '^service'
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "inputs", "broken"),
+    [
+        # hackable-share rounds 1 and 3 on 87e9130: accepted, and the tests want whole lines
+        ("3. The rule is to select the keys of all settings that start with 'service' and are not comments.",
+         SERVICE, {"/app/data/app.conf": CONF + SERVICE}, "select the keys"),
+        ("- The filtered lines are then sorted.\n- The sorted list of usernames is written to `/app/out.txt`.",
+         BASH, {"/app/data/passwd": PASSWD}, "The sorted list of usernames is written"),
+        ("The output contains the IP addresses of the requests with status 404.", "10.0.0.2 GET /missing 404\n",
+         {"/app/data/access.log": "10.0.0.1 GET / 200\n10.0.0.2 GET /missing 404\n"}, "contains the IP addresses"),
+        ("Print the usernames of the users whose shell is /bin/bash.", "root\nalice\n",
+         {"/app/data/passwd": PASSWD}, None),  # it does
+        ("Keep the lines that contain the keys starting with 'service'.", SERVICE,
+         {"/app/data/app.conf": CONF + SERVICE}, None),  # said of lines
+        ("Keep the settings whose keys start with 'service'.", SERVICE, {"/app/data/app.conf": CONF + SERVICE},
+         None),  # "settings" name lines
+        ("List the keys and values of the service settings.", SERVICE, {"/app/data/app.conf": CONF + SERVICE},
+         None),  # one of several fields
+        ("Do not print the usernames alone: the whole passwd text of each bash user.", BASH,
+         {"/app/data/passwd": PASSWD}, None),  # a negation before it
+    ],
+)  # fmt: skip
+def test_whole_lines_where_the_instruction_names_the_field_it_selects_are_a_contradiction(
+    instruction: str, output: str, inputs: dict[str, str], broken: str | None
+) -> None:
+    _finds(field_violation, instruction, output, inputs, broken)

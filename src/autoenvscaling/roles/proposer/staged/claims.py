@@ -231,8 +231,8 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
     lines it says to remove (``removal_violation``), status codes it names (``value_violation``), an input line
     it says the output holds (``quote_violation``), the lines holding the one text it says to keep
     (``keep_violation``), a text it says the kept lines lack (``sources.lacking_violation``, of the input lines
-    an output line comes from), a field it says it extracts of an output of whole lines (``sources.field_violation``),
-    values it says appear exactly once in an input (``once_violation``) or a sort
+    an output line comes from), a field it says it extracts or names of an output of whole lines
+    (``sources.field_violation``), values it says appear exactly once in an input (``once_violation``) or a sort
     (``sort_violation``; not where the tests compare ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)

@@ -29,6 +29,19 @@ _ONE_FIELD = re.compile(
     r"(?:first|second|third|fourth|fifth|sixth|seventh|last|\d+(?:st|nd|rd|th))\s+(?:column|field)\b",
     re.IGNORECASE,
 )
+# "select the keys of all settings", "the sorted list of usernames is written": the output is the field a plural
+# names. Only the starters' field names that name no line ("settings", "users" and "requests" name lines), and
+# not one of several ("the keys and values" are whole lines).
+_FIELDS = r"(?:keys|values|user\s?names|names|ip\s+addresses|status\s+codes|methods|shells|uids)"
+_LISTED = r"(?:(?:sorted|unique|distinct|filtered)\s+)?(?:list\s+of\s+)?"
+_NAMED_FIELD = re.compile(
+    r"(?:\b(?:select|extract|print|list|output|write|return|show|keep|contain|include)(?:s|ed|ing)?\s+"
+    rf"(?:only\s+)?(?:all\s+)?(?:of\s+)?the\s+{_LISTED}{_FIELDS}"
+    rf"|\bthe\s+{_LISTED}{_FIELDS}\s+(?:is|are)\s+(?:then\s+)?(?:written|saved|stored|printed|listed|output))\b"
+    r"(?!\s*(?:,|and\b|&|with\b|together\b))",
+    re.IGNORECASE,
+)
+_LINE_WORD = re.compile(r"\b(?:lines?|rows?|entr(?:y|ies)|records?)\b", re.IGNORECASE)
 _NOT = re.compile(r"\b(?:not|no|never)\b|n't\b", re.IGNORECASE)
 # The sentences of an instruction (claims.py splits them alike).
 SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
@@ -68,18 +81,32 @@ def lacking_violation(instruction: str, output: str, inputs: dict[str, str]) -> 
     return None
 
 
-def field_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
-    """Why the output is whole lines where the instruction says it is one field of them, or None: a sentence
-    with no negation says it extracts (prints, lists, ...) the first (second, ..., last, 3rd) column or field,
-    and every output line is a whole input line of more than one field. A hackable-share round on 91f0ca8
-    accepted "The script extracts the first column of the input file (username) where the seventh column
-    (shell) is `/bin/bash`" of an awk that printed the whole /bin/bash lines: calibrated too hard."""
+def _whole_lines(output: str, inputs: dict[str, str]) -> list[str]:
+    """The output's lines when every one is a whole input line of more than one field, else none."""
     lines = normalized(output)
     known = {ln for text in inputs.values() for ln in normalized(text)}
-    if not lines or not all(ln in known and len(_FIELD_SEP.split(ln)) > 1 for ln in lines):
+    return lines if all(ln in known and len(_FIELD_SEP.split(ln)) > 1 for ln in lines) else []
+
+
+def field_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why the output is whole lines where the instruction says it is one field of them, or None: every output
+    line is a whole input line of more than one field, and a sentence with no negation says it extracts (prints,
+    lists, ...) the first (second, ..., last, 3rd) column or field, or a sentence that says nothing of lines
+    (rows, entries, records) and has no negation before it names the field it selects (extracts, lists, ...) by
+    a plural ("the keys", "the usernames", "the IP addresses"; not one of several). Hackable-share rounds
+    accepted three such, two too hard and one learnable: "The script extracts the first column of the input file
+    (username) where the seventh column (shell) is `/bin/bash`" of an awk that printed the whole /bin/bash lines
+    (91f0ca8), "The sorted list of usernames is written" of those lines sorted and "select the keys of all
+    settings that start with 'service'" of the whole `service = ...` lines (87e9130)."""
+    lines = _whole_lines(output, inputs)
+    if not lines:
         return None
     for sentence in SENTENCE.split(instruction):
-        if (m := _ONE_FIELD.search(sentence)) and not _NOT.search(sentence):
-            said = " ".join(m.group(0).split())
-            return f'the instruction says it "{said}", but the output holds whole input lines (`{lines[0]}`)'
+        m = _ONE_FIELD.search(sentence)
+        if m is None or _NOT.search(sentence):
+            m = None if _LINE_WORD.search(sentence) else _NAMED_FIELD.search(sentence)
+            if m is None or _NOT.search(sentence, 0, m.start()):
+                continue
+        said = " ".join(m.group(0).split())
+        return f'the instruction says it "{said}", but the output holds whole input lines (`{lines[0]}`)'
     return None
