@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 import threading
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from autoenvscaling.pool import (
     PoolError,
     UnknownEnvError,
 )
+from autoenvscaling.pool.dedup import shared_test_files
 from autoenvscaling.pool.schema import SCHEMA_VERSION
 from autoenvscaling.tasks.model import load_task, task_content_hash
 from autoenvscaling.validate.report import ValidationReport, Verdict
@@ -270,3 +273,45 @@ def test_concurrent_adds_from_threads(pool: Pool, tasks_dir: Path) -> None:
     assert pool.count() == 13
     assert sorted(p.name for p in pool.envs_dir.iterdir()) == sorted(e.id for e in pool.list())
     assert os.listdir(pool.tmp_dir) == []
+
+
+def _staged(root: Path, instruction: str, expected: str) -> Path:
+    """A task as the staged proposer writes one: its output grader verbatim and one recorded output."""
+    task = write_task(root, "csv", instruction=instruction)
+    tests = task / "tests"
+    (tests / "test_outputs.py").write_bytes(
+        resources.files("autoenvscaling.roles.proposer.staged").joinpath("grading.py").read_bytes()
+    )
+    (tests / "expected").mkdir()
+    (tests / "expected" / "1-out.txt").write_text(expected, encoding="utf-8")
+    expectation = {"path": "/app/out.txt", "expected": "1-out.txt", "compare": "exact"}
+    (tests / "expectations.json").write_text(json.dumps([expectation], indent=2), encoding="utf-8")
+    return task
+
+
+LOG_RULE = "Select all lines where the status code is greater than 400. The input is /app/data/access.log."
+
+
+def test_environments_sharing_the_staged_grader_are_judged_on_what_differs(tmp_path: Path, tasks_dir: Path) -> None:
+    log = _staged(tasks_dir / "log", LOG_RULE, "10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n")
+    conf = _staged(tasks_dir / "conf", "Keep only lines containing 'admin' from /app/data/app.conf.", "admin = 1\n")
+    reworded = _staged(
+        tasks_dir / "again",
+        LOG_RULE.replace("Select all", "Keep only"),
+        "10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n",
+    )
+    with Pool.open(tmp_path / "with-grader", dedup=DedupConfig(leave_out=[])) as pool:
+        first = pool.add(log)
+        assert pool.add(conf, near_duplicate="reject").outcome == "rejected"  # the grader makes any two alike
+    with Pool.open(tmp_path / "with-grader", dedup=DedupConfig()) as pool:  # reindexed without it
+        assert pool.add(conf).outcome == "added"
+        again = pool.add(reworded)
+        assert (again.outcome, again.duplicate_of) == ("near-duplicate", first.id)
+
+
+def test_settings_stored_before_leave_out_left_nothing_out() -> None:
+    old = DedupConfig(threshold=0.9).model_dump(exclude={"leave_out"})
+    assert DedupConfig.stored(json.dumps(old)).leave_out == []
+    assert DedupConfig().leave_out == shared_test_files() != []
+    with pytest.raises(ValueError, match="leave_out"):
+        DedupConfig(leave_out=["not a digest"])

@@ -111,7 +111,7 @@ class Pool:
             stored = schema.get_meta(conn, "dedup_config")
         finally:
             conn.close()
-        stored_cfg = None if stored is None else DedupConfig.model_validate_json(stored)
+        stored_cfg = None if stored is None else DedupConfig.stored(stored)
         pool = cls(root, dedup or stored_cfg or DedupConfig(), embedder)
         try:
             pool._recover()

@@ -1,6 +1,7 @@
 """Near-duplicate detection: MinHash over word shingles, LSH banding stored in SQLite.
 
-Each environment's text (instruction plus test files) becomes a set of word k-shingles. Its MinHash signature
+Each environment's text (instruction plus test files, less the files every environment of a kind holds
+verbatim: ``shared_test_files``) becomes a set of word k-shingles. Its MinHash signature
 holds, for each of ``num_perm`` hash functions, the smallest hash over the set; the share of equal positions of
 two signatures estimates the Jaccard similarity of the two sets. The ``num_perm`` hash functions are the 32-bit
 words of one SHAKE-128 digest per shingle, so a signature is an element-wise minimum over digests and needs
@@ -16,6 +17,7 @@ signatures.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sqlite3
 import sys
@@ -24,8 +26,9 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from autoenvscaling.tasks.model import iter_task_files
 
@@ -47,15 +50,22 @@ class DedupConfig(BaseModel):
     fn_weight: float = 0.9
     # Cosine similarity of instruction embeddings above which an entry is a near-duplicate too; None: off.
     semantic_threshold: float | None = Field(default=None, gt=0.0, le=1.0)
+    # The sha256 of the test files left out of the compared text: code that every environment of a kind holds
+    # verbatim tells no two of them apart, and a large one makes any two look alike.
+    leave_out: list[Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]] = Field(
+        default_factory=lambda: shared_test_files(), max_length=64
+    )
+
+    @classmethod
+    def stored(cls, text: str) -> DedupConfig:
+        """The settings a pool stored; one stored before ``leave_out`` existed left nothing out."""
+        data = json.loads(text)
+        data.setdefault("leave_out", [])
+        return cls.model_validate(data)
 
     @property
     def banding(self) -> tuple[int, int]:
         return lsh_params(self.threshold, self.num_perm, self.fp_weight, self.fn_weight)
-
-    def index_key(self) -> str:
-        """What the stored signatures and bands depend on: when it changes, they must be rebuilt."""
-        bands, rows = self.banding
-        return f"shake128/k{self.shingle_k}/p{self.num_perm}/b{bands}r{rows}"
 
 
 def _area(bands: int, rows: int, lo: float, hi: float, *, missed: bool, steps: int = 100) -> float:
@@ -149,16 +159,38 @@ def band_keys(sig: bytes, bands: int, rows: int) -> list[int]:
     ]
 
 
-def task_text(task_dir: Path) -> str:
-    """The text near-duplicates are judged on: instruction(s) and test files, in a stable order."""
+@lru_cache(maxsize=1)
+def _staged_grader() -> str:
+    from autoenvscaling.roles.proposer.novelty import harness_test_code
+
+    return hashlib.sha256(harness_test_code().encode("utf-8")).hexdigest()
+
+
+def shared_test_files() -> list[str]:
+    """The sha256 of the test files every environment of a kind holds verbatim: the staged proposer's output
+    grader (its ``tests/test_outputs.py``, which compares the outputs recorded in ``tests/expected/``). It is
+    about 2,000 of the 3,000 characters of such an environment's text, so any two of them looked alike: of a
+    flywheel pool's five, an `admin` filter of a config and a status filter of a log came to 0.74, and the pool
+    rejected two valid environments of a round as near-duplicates at 0.82 and 0.84 that the proposer's own
+    novelty check, which leaves the grader out too, had passed (0.33 and 0.57 without it)."""
+    return [_staged_grader()]
+
+
+def task_text(task_dir: Path, leave_out: Iterable[str] = ()) -> str:
+    """The text near-duplicates are judged on: instruction(s) and test files, in a stable order; the test
+    files whose sha256 is in ``leave_out`` left out."""
+    skip = frozenset(leave_out)
     parts: list[str] = []
     for path in iter_task_files(task_dir):
         rel = path.relative_to(task_dir).parts
         wanted = rel[-1] == "instruction.md" or "tests" in rel[:-1]
         if not wanted or path.stat().st_size > _MAX_TEXT_FILE:
             continue
+        data = path.read_bytes()
+        if skip and rel[-1] != "instruction.md" and hashlib.sha256(data).hexdigest() in skip:
+            continue
         try:
-            parts.append(path.read_text(encoding="utf-8"))
+            parts.append(data.decode("utf-8"))
         except UnicodeDecodeError:
             continue  # binary fixture
     return "\n".join(parts)

@@ -42,7 +42,7 @@ class Matcher:
             self.semantic = SemanticIndex(embedder or MiniLMEmbedder(), config.semantic_threshold)
 
     def fingerprint(self, task_root: Path, instruction: str) -> Fingerprint:
-        sig = self.minhash.signature(task_text(task_root))
+        sig = self.minhash.signature(task_text(task_root, self.config.leave_out))
         vec = self.semantic.embed(instruction) if self.semantic is not None else None
         return Fingerprint(sig=sig, vec=vec)
 

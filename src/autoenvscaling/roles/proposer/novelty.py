@@ -67,7 +67,8 @@ def instruction_text(task_dir: Path) -> str:
     return _read(task_dir / "instruction.md")
 
 
-def _harness_test_code() -> str:
+def harness_test_code() -> str:
+    """The staged proposer's output grader, which every staged environment holds as ``tests/test_outputs.py``."""
     from importlib import resources
 
     return resources.files("autoenvscaling.roles.proposer.staged").joinpath("grading.py").read_text(encoding="utf-8")
@@ -77,7 +78,7 @@ def grading_text(task_dir: Path) -> str:
     """The solution and the test files, in a stable order; test.sh and the staged proposer's generic
     comparison code are left out (every task shares them), the recorded outputs stay in."""
     parts = []
-    harness = _harness_test_code()
+    harness = harness_test_code()
     for sub in ("solution", "tests"):
         root = task_dir / sub
         if root.is_dir():
