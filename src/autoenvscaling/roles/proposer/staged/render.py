@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from importlib import resources
 from pathlib import Path
 
 import tomli_w
 
+from autoenvscaling.roles.proposer.novelty import harness_test_code
 from autoenvscaling.roles.proposer.staged.spec import DraftFiles, Expectation
 
 TEST_SH = """#!/bin/bash
@@ -23,10 +23,6 @@ else
 fi
 """
 STAGED_MARKER = "recorded"  # [metadata].expectations of an environment whose tests hold recorded outputs
-
-
-def _test_code() -> str:
-    return resources.files(__package__).joinpath("grading.py").read_text(encoding="utf-8")
 
 
 def _text(content: str) -> str:
@@ -84,7 +80,7 @@ def write_draft(
         (tests / "expected").mkdir(parents=True, exist_ok=True)
         (tests / "test.sh").write_text(TEST_SH, encoding="utf-8")
         os.chmod(tests / "test.sh", 0o755)
-        (tests / "test_outputs.py").write_text(_test_code(), encoding="utf-8")
+        (tests / "test_outputs.py").write_text(harness_test_code(), encoding="utf-8")
         rows = [e.model_dump(include={"path", "expected", "compare"}) for e in expectations]
         (tests / "expectations.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
         for e in expectations:
