@@ -159,13 +159,6 @@ def band_keys(sig: bytes, bands: int, rows: int) -> list[int]:
     ]
 
 
-@lru_cache(maxsize=1)
-def _staged_grader() -> str:
-    from autoenvscaling.roles.proposer.novelty import harness_test_code
-
-    return hashlib.sha256(harness_test_code().encode("utf-8")).hexdigest()
-
-
 def shared_test_files() -> list[str]:
     """The sha256 of the test files every environment of a kind holds verbatim: the staged proposer's output
     grader (its ``tests/test_outputs.py``, which compares the outputs recorded in ``tests/expected/``). It is
@@ -173,7 +166,9 @@ def shared_test_files() -> list[str]:
     flywheel pool's five, an `admin` filter of a config and a status filter of a log came to 0.74, and the pool
     rejected two valid environments of a round as near-duplicates at 0.82 and 0.84 that the proposer's own
     novelty check, which leaves the grader out too, had passed (0.33 and 0.57 without it)."""
-    return [_staged_grader()]
+    from autoenvscaling.roles.proposer.novelty import harness_test_code
+
+    return [hashlib.sha256(harness_test_code().encode("utf-8")).hexdigest()]
 
 
 def task_text(task_dir: Path, leave_out: Iterable[str] = ()) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -67,6 +68,7 @@ def instruction_text(task_dir: Path) -> str:
     return _read(task_dir / "instruction.md")
 
 
+@lru_cache(maxsize=1)
 def harness_test_code() -> str:
     """The staged proposer's output grader, which every staged environment holds as ``tests/test_outputs.py``."""
     from importlib import resources

@@ -102,11 +102,17 @@ def field_violation(instruction: str, output: str, inputs: dict[str, str]) -> st
     if not lines:
         return None
     for sentence in SENTENCE.split(instruction):
-        m = _ONE_FIELD.search(sentence)
-        if m is None or _NOT.search(sentence):
-            m = None if _LINE_WORD.search(sentence) else _NAMED_FIELD.search(sentence)
-            if m is None or _NOT.search(sentence, 0, m.start()):
-                continue
-        said = " ".join(m.group(0).split())
-        return f'the instruction says it "{said}", but the output holds whole input lines (`{lines[0]}`)'
+        if (m := _field_claim(sentence)) is not None:
+            said = " ".join(m.group(0).split())
+            return f'the instruction says it "{said}", but the output holds whole input lines (`{lines[0]}`)'
     return None
+
+
+def _field_claim(sentence: str) -> re.Match[str] | None:
+    """Where a sentence says the output is one field: a numbered column or field in a sentence with no negation,
+    or a field named by a plural in a sentence that says nothing of lines, with no negation before it."""
+    if (m := _ONE_FIELD.search(sentence)) is not None and not _NOT.search(sentence):
+        return m
+    if _LINE_WORD.search(sentence) or (m := _NAMED_FIELD.search(sentence)) is None:
+        return None
+    return None if _NOT.search(sentence, 0, m.start()) else m
