@@ -120,6 +120,14 @@ _FOUND = [
         ["north 4\neast 1\nsouth 3"],
     ),
     ("The pairs:\n1. alice, 3\n2. bob, 5\n", "alice,3\nbob,5\n", ["alice,3\nbob,5"]),  # joined by a comma
+    # The format hint's first line and count, where the output counts on from it (accepted on 2242af9)
+    (
+        "List the unique IPs.\n/app/out.txt holds 8 lines; the first reads, for example: `10.0.0.1`",
+        "".join(f"10.0.0.{i}\n" for i in range(1, 9)),
+        ["\n".join(f"10.0.0.{i}" for i in range(1, 9))],
+    ),
+    ("The output holds 3 lines; one is `user008`.", "user009\nuser008\nuser010\n", ["user008\nuser009\nuser010"]),
+    ("It holds two lines; one reads `9 x`.", "9 x\n10 x\n", ["9 x\n10 x"]),  # in any order, past a power of ten
 ]
 _NOT_FOUND = [
     ("A line looks like `10.0.0.1 GET / 200`.", "10.0.0.1 GET / 200\n10.0.0.2 GET / 404\n"),  # one line of two
@@ -131,6 +139,10 @@ _NOT_FOUND = [
     ("A line: `a`; 2 lines.", "a\nb\n"),  # two different lines: which is which is no copy
     ("- `north`, `4`\n- `east`, `1`\n", "north 4\neast 1\nsouth 3\n"),  # a list of two of the three lines
     ("Keep north 4 and\neast 1 lines.", "north 4\neast 1\n"),  # words of sentences, not the lines
+    ("It holds 3 lines; the first reads `10.0.0.1`.", "10.0.0.1\n10.0.0.3\n10.0.0.5\n"),  # counts by two
+    ("It holds 3 lines; one reads `10.0.0.2`.", "10.0.0.1\n10.0.0.2\n10.0.0.3\n"),  # the line shown is not the first
+    ("The first line reads `10.0.0.1`.", "10.0.0.1\n10.0.0.2\n10.0.0.3\n"),  # no count said
+    ("It holds 3 lines; the first reads `a1 b1`.", "a1 b1\na2 b2\na3 b3\n"),  # two numbers count on
 ]
 
 

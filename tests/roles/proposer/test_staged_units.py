@@ -552,10 +552,32 @@ def test_a_format_example_is_one_line_of_a_longer_output() -> None:
     assert with_format_hint("Do it.", "/app/e.txt", {"/app/e.txt": ""}, "exact") == "Do it."
 
 
+def test_a_format_example_that_gives_the_output_away_becomes_a_shape() -> None:
+    # The addresses 10.0.0.1 to 10.0.0.8: the first line and the count let a solver write them unread (2242af9).
+    counted = {"/app/e.txt": "".join(f"10.0.0.{i}\n" for i in range(1, 9))}
+    assert with_format_hint("Do it.", "/app/e.txt", counted, "exact") == (
+        "Do it.\n/app/e.txt holds 8 lines, each of the form `<number>.<number>.<number>.<number>`."
+    )
+    same = {"/app/e.txt": "ok\nok\nok\n"}  # one line n times
+    assert with_format_hint("Do it.", "/app/e.txt", same, "exact") == (
+        "Do it.\n/app/e.txt holds 3 lines, each of the form `<word>`."
+    )
+    mixed = {"/app/e.txt": "1\n2\n3\nx 4\n"}  # a line that does not count on: the first line gives nothing away
+    assert with_format_hint("Do it.", "/app/e.txt", mixed, "exact") == (
+        "Do it.\n/app/e.txt holds 4 lines; the first reads, for example: `1`"
+    )
+    assert with_format_hint("Do it.", "/app/e.txt", {"/app/e.txt": "1\n2\n3\n"}, "exact") == (
+        "Do it.\n/app/e.txt holds 3 lines, each of the form `<number>`."
+    )
+
+
 def test_a_line_shape_keeps_punctuation_and_hides_every_value() -> None:
     from autoenvscaling.roles.proposer.staged.text import line_shape
 
-    assert line_shape("10.0.0.1 | -3 | 1e5 | GET") == "<word> | <number> | <decimal> | <word>"
+    assert (
+        line_shape("10.0.0.1 | -3 | 1e5 | GET") == "<number>.<number>.<number>.<number> | <number> | <decimal> | <word>"
+    )
+    assert line_shape("2024-01-02 12:30 v1.2 /a/b") == "<number>-<number>-<number> <number>:<number> <word> <word>"
 
 
 def test_script_references_are_the_inputs_words_and_thresholds_a_solver_must_be_told() -> None:

@@ -87,34 +87,46 @@ def with_format_hint(instruction: str, path: str, outputs: dict[str, str], compa
     """The instruction plus a format example of the recorded output: its line count and one of its lines when it
     has 3 or more (one line of several pins the format down without giving the answer away; the count is a check
     a solver can run, ``wc -l``, where a small one otherwise submits a filter that kept 2 lines of 7), else the
-    shape of its lines with every value replaced by its kind (``<number> <number>``), which gives no value away."""
+    shape of its lines with every value replaced by its kind (``<number> <number>``), which gives no value away.
+    Where the line and the count would give the output away (its lines are that line n times, or count on from
+    it: ``instruction_answers``), the shape stands in for the line: "holds 8 lines; the first reads `10.0.0.1`"
+    over the addresses 10.0.0.1 to 10.0.0.8 let a solver write them without reading the log (accepted on
+    2242af9)."""
     lines = normalized(outputs.get(path, ""))
     if not lines or "`" in "".join(lines):
         return instruction
-    if len(lines) >= 3:
+    n, text = len(lines), instruction.rstrip()
+    if n >= 3:
         which = "the first" if compare == "exact" else "one of them"
-        return f"{instruction.rstrip()}\n{path} holds {len(lines)} lines; {which} reads, for example: `{lines[0]}`"
+        shown = f"{text}\n{path} holds {n} lines; {which} reads, for example: `{lines[0]}`"
+        if not instruction_answers(shown, "\n".join(lines)):
+            return shown
     shapes = [line_shape(ln) for ln in lines]
-    if len(lines) == 1:
-        return f"{instruction.rstrip()}\n{path} holds one line of the form `{shapes[0]}`."
-    if shapes[0] == shapes[1]:
-        return f"{instruction.rstrip()}\n{path} holds 2 lines, each of the form `{shapes[0]}`."
-    return f"{instruction.rstrip()}\n{path} holds 2 lines, of the forms `{shapes[0]}` and `{shapes[1]}`."
+    if n == 1:
+        return f"{text}\n{path} holds one line of the form `{shapes[0]}`."
+    if len(set(shapes)) == 1:
+        return f"{text}\n{path} holds {n} lines, each of the form `{shapes[0]}`."
+    forms = " and ".join(f"`{shape}`" for shape in dict.fromkeys(shapes))
+    return f"{text}\n{path} holds {n} lines, of the forms {forms}."
 
 
 _NUMBER = re.compile(r"[-+]?\d+")
 _DECIMAL = re.compile(r"[-+]?\d*\.\d+(?:[eE][-+]?\d+)?|[-+]?\d+[eE][-+]?\d+")
+_JOINED = re.compile(r"\d+(?:[.:/-]\d+)+")
 
 
 def line_shape(line: str) -> str:
-    """A line's space-separated fields as their kinds: ``<number>``, ``<decimal>``, ``<word>``; punctuation-only
-    fields as they are (``:``, ``-``, ``|``): ``404 2`` -> ``<number> <number>``."""
+    """A line's space-separated fields as their kinds: ``<number>``, ``<decimal>``, ``<word>``; numbers joined by
+    ``.``, ``:``, ``/`` or ``-`` as each number's kind (``10.0.0.1`` -> ``<number>.<number>.<number>.<number>``);
+    punctuation-only fields as they are (``:``, ``-``, ``|``): ``404 2`` -> ``<number> <number>``."""
     kinds = []
     for field in line.split(" "):
         if _NUMBER.fullmatch(field):
             kinds.append("<number>")
         elif _DECIMAL.fullmatch(field):
             kinds.append("<decimal>")
+        elif _JOINED.fullmatch(field):
+            kinds.append(re.sub(r"\d+", "<number>", field))
         elif not any(c.isalnum() for c in field):
             kinds.append(field)
         else:
