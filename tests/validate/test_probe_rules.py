@@ -158,6 +158,12 @@ def test_instruction_answers_need_the_whole_output(instruction: str, output: str
     assert instruction_answers(instruction, output) == []
 
 
+def test_a_number_too_long_to_read_is_not_counted_on() -> None:
+    # The instruction and the output are a model's: a 5,000-digit number is past what int() reads by default.
+    big = "9" * 5000
+    assert instruction_answers(f"It holds 2 lines; one reads `{big[:-1]}8`.", f"{big[:-1]}8\n{big}\n") == []
+
+
 def test_probes_are_off_unless_asked_and_the_config_is_frozen() -> None:
     assert ValidationConfig().probes.enabled is False
     with pytest.raises(ValueError, match="frozen"):
