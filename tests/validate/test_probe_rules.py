@@ -128,6 +128,14 @@ _FOUND = [
     ),
     ("The output holds 3 lines; one is `user008`.", "user009\nuser008\nuser010\n", ["user008\nuser009\nuser010"]),
     ("It holds two lines; one reads `9 x`.", "9 x\n10 x\n", ["9 x\n10 x"]),  # in any order, past a power of ten
+    # ... or from a field of a line the instruction shows: the input hint's example line beside the shape hint
+    (
+        "A line of /app/access.log looks like: `10.0.0.1 GET / 200`\n/app/ips.txt holds 3 lines, each of the form "
+        "`<number>.<number>.<number>.<number>`.",
+        "10.0.0.1\n10.0.0.2\n10.0.0.3\n",
+        ["10.0.0.1\n10.0.0.2\n10.0.0.3"],
+    ),
+    ("Number the 3 lines from 1.", "1\n2\n3\n", ["1\n2\n3"]),  # a word that ends a sentence
 ]
 _NOT_FOUND = [
     ("A line looks like `10.0.0.1 GET / 200`.", "10.0.0.1 GET / 200\n10.0.0.2 GET / 404\n"),  # one line of two
@@ -143,6 +151,8 @@ _NOT_FOUND = [
     ("It holds 3 lines; one reads `10.0.0.2`.", "10.0.0.1\n10.0.0.2\n10.0.0.3\n"),  # the line shown is not the first
     ("The first line reads `10.0.0.1`.", "10.0.0.1\n10.0.0.2\n10.0.0.3\n"),  # no count said
     ("It holds 3 lines; the first reads `a1 b1`.", "a1 b1\na2 b2\na3 b3\n"),  # two numbers count on
+    ("It holds 3 lines; the first starts `a1`.", "a1 b1\na2 b1\na3 b1\n"),  # a word of the line, not the line
+    ("Use `10.0.0.1 GET / 200`; 3 lines.", "10.0.0.2\n10.0.0.3\n10.0.0.4\n"),  # no word is the run's first line
 ]
 
 

@@ -709,6 +709,21 @@ def test_a_hint_that_would_put_a_whole_output_into_the_instruction_is_left_out()
     )
 
 
+def test_a_count_that_lets_a_shown_field_start_the_output_is_left_out() -> None:
+    from autoenvscaling.roles.proposer.staged.giveaway import with_hints
+
+    # The addresses 10.0.0.1 to 10.0.0.3 in first-seen order (2242af9): the input hint's example line shows the
+    # first, so a count would let a solver count on from it; the format hint goes, the input hint stays.
+    outputs = {"/app/ips.txt": "10.0.0.1\n10.0.0.2\n10.0.0.3\n"}
+    hints = [
+        ("input", lambda t: t + "\nA line of /app/access.log looks like: `10.0.0.1 GET / 200`"),
+        ("format", lambda t: with_format_hint(t, "/app/ips.txt", outputs, "exact")),
+    ]
+    text, left_out = with_hints("List each address once, in first-seen order.", hints, outputs)
+    assert left_out == ["format"]
+    assert text.endswith("looks like: `10.0.0.1 GET / 200`")
+
+
 def test_each_starter_reads_its_own_kind_of_input_with_a_one_line_solution() -> None:
     domain = domain_context("terminal")
     starters = [p for p in parent_candidates(domain) if p.name in STARTERS]
