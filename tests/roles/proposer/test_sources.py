@@ -7,7 +7,12 @@ from collections.abc import Callable
 import pytest
 
 from autoenvscaling.roles.proposer.staged.claims import contradiction
-from autoenvscaling.roles.proposer.staged.sources import field_violation, lacking_violation, source_lines
+from autoenvscaling.roles.proposer.staged.sources import (
+    both_violation,
+    field_violation,
+    lacking_violation,
+    source_lines,
+)
 
 Check = Callable[[str, str, dict[str, str]], str | None]
 
@@ -57,6 +62,34 @@ def test_an_output_line_from_an_input_line_holding_the_text_the_kept_lines_lack_
     instruction: str, output: str, broken: str | None
 ) -> None:
     _finds(lacking_violation, instruction, output, {"/app/data/app.conf": CONF}, broken)
+
+
+DEBUG_CONF = CONF + "timeout = 30\ndebug = debug\n"
+EITHER = "log_level = debug\nlog_file = /var/log/app.log\ndebug = debug\n"  # grep -E 'debug|log_file'
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # demo series on 6f2b879: accepted, learnable, and the tests want the lines holding either text
+        ("select lines containing 'debug' and 'log_file'", EITHER, "`log_level = debug` lacks one of them"),
+        ("Keep the lines that contain both the words `log` and `debug`.", "log_file = /var/log/app.log\n",
+         "lacks one of them"),
+        ("Select lines containing 'debug' and 'log_file' and save them to /app/filtered.txt.", EITHER,
+         "lacks one of them"),  # a path's words turn nothing
+        ("Keep the settings with 'log' and 'debug'.", "log_level\n", None),  # a key of a line that holds both
+        ("Keep the lines that contain 'log' and 'debug'.", "log_level = debug\n", None),  # as said
+        # an alternative, a negation or a removal says something else; a count comes from no line
+        ("Keep the lines containing 'debug' or 'log_file'.", EITHER, None),
+        ("Remove the lines containing 'debug' and 'log_file'.", "host = 0.0.0.0\n", None),
+        ("Keep the lines that do not contain 'debug' and 'port'.", "host = 0.0.0.0\n", None),
+        ("Count the lines containing 'debug' and 'log'.", "1\n", None),
+    ],
+)  # fmt: skip
+def test_an_output_line_from_input_lines_without_both_texts_the_kept_lines_hold_is_a_contradiction(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    _finds(both_violation, instruction, output, {"/app/data/app.conf": DEBUG_CONF}, broken)
 
 
 ROOT, ALICE = "root:x:0:0:root:/root:/bin/bash\n", "alice:x:1000:1000:Alice:/home/alice:/bin/bash\n"

@@ -12,7 +12,7 @@ from typing import Any
 from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.references import ABS_PATH
 from autoenvscaling.roles.proposer.staged.sources import SENTENCE as _SENTENCE
-from autoenvscaling.roles.proposer.staged.sources import field_violation, lacking_violation
+from autoenvscaling.roles.proposer.staged.sources import both_violation, field_violation, lacking_violation
 
 _CLAIM = re.compile(
     r"(greater than or equal to|less than or equal to|greater than|less than|more than|higher than|lower than"
@@ -230,10 +230,11 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
     ``claim_gap``, an input line that holds it missing from a filter's output), an order (``order_violation``),
     lines it says to remove (``removal_violation``), status codes it names (``value_violation``), an input line
     it says the output holds (``quote_violation``), the lines holding the one text it says to keep
-    (``keep_violation``), a text it says the kept lines lack (``sources.lacking_violation``, of the input lines
-    an output line comes from), a field it says it extracts or names of an output of whole lines
-    (``sources.field_violation``), values it says appear exactly once in an input (``once_violation``) or a sort
-    (``sort_violation``; not where the tests compare ``sorted_lines``, which any order passes); None when none."""
+    (``keep_violation``), two texts it says the kept lines hold or a text it says they lack
+    (``sources.both_violation``, ``sources.lacking_violation``, of the input lines an output line comes from),
+    a field it says it extracts or names of an output of whole lines (``sources.field_violation``), values it
+    says appear exactly once in an input (``once_violation``) or a sort (``sort_violation``; not where the tests
+    compare ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
         or claim_gap(instruction, output, inputs)
@@ -242,6 +243,7 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
         or value_violation(instruction, output, inputs)
         or quote_violation(instruction, output, inputs)
         or keep_violation(instruction, output, inputs)
+        or both_violation(instruction, output, inputs)
         or lacking_violation(instruction, output, inputs)
         or field_violation(instruction, output, inputs)
         or once_violation(instruction, output, inputs)

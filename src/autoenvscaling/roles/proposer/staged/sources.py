@@ -81,6 +81,40 @@ def lacking_violation(instruction: str, output: str, inputs: dict[str, str]) -> 
     return None
 
 
+_PATH = re.compile(r"\S*/\S*")
+# "lines containing 'debug' and 'log_file'": the lines a sentence keeps, named by two texts each of them holds.
+_BOTH = re.compile(
+    r"\b(?:lines?|rows?|entries|settings)\s+(?:that\s+|which\s+|where\s+)?(?:contain|include|hold|have|with)\w*\s+"
+    r"(?:both\s+)?(?:the\s+)?(?:(?:words|strings|texts|values)\s+)?"
+    r"(?:'([^'\n]{2,})'|\"([^\"\n]{2,})\"|`([^`\n]{2,})`)\s+and\s+(?:the\s+)?(?:(?:word|string|text|value)\s+)?"
+    r"(?:'([^'\n]{2,})'|\"([^\"\n]{2,})\"|`([^`\n]{2,})`)",
+    re.IGNORECASE,
+)
+
+
+def both_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why an output line comes from input lines that lack one of two texts the instruction says its lines hold,
+    or None: a sentence with no negation, removal, "filter", exception or alternative in it says "lines containing
+    'X' and 'Y'", and an output line comes only from input lines (``source_lines``) without X or without Y. Read
+    as both texts in each line; a small model writes it of an alternation: "select lines containing 'debug' and
+    'log_file'" of a ``grep -E 'debug|log_file'`` that kept either (demo series on 6f2b879, learnable), and
+    "Select lines containing 'user' and 'shell' from /app/data/passwd and save the result to
+    /app/filtered_users.txt" of a ``grep -E 'user|shell'`` (6e046e6, too hard)."""
+    lines = normalized(output)
+    for sentence in SENTENCE.split(instruction):
+        words = _PATH.sub(" ", sentence)  # a path's words turn nothing: `/app/filtered_users.txt`
+        if _NOT.search(words) or _TURNS.search(words):
+            continue
+        for m in _BOTH.finditer(sentence):
+            first, second = next(g for g in m.groups()[:3] if g), next(g for g in m.groups()[3:] if g)
+            for line in lines:
+                sources = source_lines(line, inputs)
+                if sources and not any(first in src and second in src for src in sources):
+                    said = " ".join(m.group(0).split())
+                    return f'the instruction keeps the "{said}", but the output line `{line}` lacks one of them'
+    return None
+
+
 def _whole_lines(output: str, inputs: dict[str, str]) -> list[str]:
     """The output's lines when every one is a whole input line of more than one field, else none."""
     lines = normalized(output)
