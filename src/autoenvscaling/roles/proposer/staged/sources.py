@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from autoenvscaling.roles.proposer.staged.grading import normalized
+from autoenvscaling.roles.proposer.staged.references import ABS_PATH
 
 # "lines that do not contain the word 'debug'": the lines a sentence keeps, named by a text they lack.
 _LACKING = re.compile(
@@ -81,7 +82,6 @@ def lacking_violation(instruction: str, output: str, inputs: dict[str, str]) -> 
     return None
 
 
-_PATH = re.compile(r"\S*/\S*")
 # "lines containing 'debug' and 'log_file'": the lines a sentence keeps, named by two texts each of them holds.
 _BOTH = re.compile(
     r"\b(?:lines?|rows?|entries|settings)\s+(?:that\s+|which\s+|where\s+)?(?:contain|include|hold|have|with)\w*\s+"
@@ -102,7 +102,7 @@ def both_violation(instruction: str, output: str, inputs: dict[str, str]) -> str
     /app/filtered_users.txt" of a ``grep -E 'user|shell'`` (6e046e6, too hard)."""
     lines = normalized(output)
     for sentence in SENTENCE.split(instruction):
-        words = _PATH.sub(" ", sentence)  # a path's words turn nothing: `/app/filtered_users.txt`
+        words = ABS_PATH.sub(" ", sentence)  # a path's words turn nothing: `/app/filtered_users.txt`
         if _NOT.search(words) or _TURNS.search(words):
             continue
         for m in _BOTH.finditer(sentence):
