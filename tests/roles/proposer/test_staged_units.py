@@ -1051,7 +1051,8 @@ def test_a_filter_whose_lines_break_the_comparison_its_instruction_states_is_fou
     ],
 )  # fmt: skip
 def test_an_order_the_output_does_not_have_is_a_contradiction(instruction: str, output: str, broken: bool) -> None:
-    from autoenvscaling.roles.proposer.staged.claims import contradiction, order_violation
+    from autoenvscaling.roles.proposer.staged.claims import contradiction
+    from autoenvscaling.roles.proposer.staged.orders import order_violation
 
     inputs = {"/app/log": "10.0.0.1 GET /a 404\n10.0.0.3 GET /b 500\n"}
     found = order_violation(instruction, output, inputs)
@@ -1207,7 +1208,8 @@ ADMIN = "10.0.0.1 GET /admin 404\n10.0.0.2 GET /admin 404\n10.0.0.1 POST /admin 
 def test_an_output_in_no_order_under_a_sort_claim_is_a_contradiction(
     instruction: str, output: str, broken: str | None
 ) -> None:
-    from autoenvscaling.roles.proposer.staged.claims import contradiction, sort_violation
+    from autoenvscaling.roles.proposer.staged.claims import contradiction
+    from autoenvscaling.roles.proposer.staged.orders import sort_violation
 
     found = sort_violation(instruction, output)
     if broken is None:
