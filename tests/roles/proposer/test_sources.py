@@ -11,6 +11,7 @@ from autoenvscaling.roles.proposer.staged.sources import (
     both_violation,
     field_violation,
     lacking_violation,
+    lines_violation,
     source_lines,
 )
 
@@ -145,3 +146,36 @@ def test_whole_lines_where_the_instruction_names_the_field_it_selects_are_a_cont
     instruction: str, output: str, inputs: dict[str, str], broken: str | None
 ) -> None:
     _finds(field_violation, instruction, output, inputs, broken)
+
+
+LOG = "10.0.0.1 GET /index.html 200\n10.0.0.2 GET /missing 404\n10.0.0.1 POST /login 500\n10.0.0.3 GET /missing 404\n"
+CODES = "404\n500\n404\n"  # awk '$4 >= 400 {print $4}'
+HINTS = (
+    "A line of /app/data/access.log looks like: `10.0.0.1 GET /index.html 200`; its field 4 (the last) is `200`.\n"
+    "/app/errors.txt holds 3 lines; the first reads, for example: `404`"
+)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "output", "broken"),
+    [
+        # hackable-share round 2 on 96bef81: accepted, too hard, and the tests want the codes alone
+        (f"Keep only lines where the status code is not less than 400\n{HINTS}", CODES, "Keep only lines"),
+        ("select only the lines where the status code is greater than 399", "10.0.0.2\n10.0.0.1\n10.0.0.3\n",
+         "select only the lines"),
+        ("Find the requests with status 400 or more. The matching lines are then written to /app/errors.txt.",
+         CODES, "matching lines are then written"),
+        (f"Only print the status code if it is greater than 400.\n{HINTS}", CODES, None),  # says the part
+        ("To extract lines where the status code is 400 or higher, the output should be saved to /app/errors.txt "
+         "with each status code on a separate line.", CODES, None),  # "each status code"
+        ("Select the lines where the status is 400 or more and save their IP addresses.",
+         "10.0.0.2\n10.0.0.1\n10.0.0.3\n", None),  # says the part
+        ("Keep only lines where the status code is not less than 400.", "10.0.0.2 GET /missing 404\n", None),  # lines
+        ("Do not keep the lines: the status codes of the errors only.", CODES, None),  # a negation before it
+        (f"Keep only lines where the status code is not less than 400\n{HINTS}", "2\n", None),  # a count
+    ],
+)  # fmt: skip
+def test_one_field_where_the_instruction_says_lines_is_a_contradiction(
+    instruction: str, output: str, broken: str | None
+) -> None:
+    _finds(lines_violation, instruction, output, {"/app/data/access.log": LOG}, broken)

@@ -12,8 +12,14 @@ from collections.abc import Callable, Iterator
 from autoenvscaling.roles.proposer.staged.grading import normalized
 from autoenvscaling.roles.proposer.staged.orders import order_violation, sort_violation, without_total
 from autoenvscaling.roles.proposer.staged.references import ABS_PATH
+from autoenvscaling.roles.proposer.staged.sources import (
+    HINT_LINE,
+    both_violation,
+    field_violation,
+    lacking_violation,
+    lines_violation,
+)
 from autoenvscaling.roles.proposer.staged.sources import SENTENCE as _SENTENCE
-from autoenvscaling.roles.proposer.staged.sources import both_violation, field_violation, lacking_violation
 
 _CLAIM = re.compile(
     r"(greater than or equal to|less than or equal to|greater than|less than|more than|higher than|lower than"
@@ -83,8 +89,6 @@ def _plain_claims(instruction: str) -> Iterator[tuple[str, Callable[[int, int], 
             yield sentence[m.start() : m.end()], _CLAIM_OPS[m.group(1)], int(m.group(2)), len(m.group(2))
 
 
-# The lines ``text.py`` adds to an instruction mechanically (the input, order and format hints): no rule in them.
-_HINT_LINE = re.compile(r"^(?:A line of \S+|The lines of \S+ keep|/\S+ holds) ")
 # A filter that keeps some of the lines holding its rule: a first few, the unique ones, a sample.
 _SOME_LINES = re.compile(
     r"\b(?:first|last|top|bottom|head|tail|uniq\w*|distinct|duplicat\w*|limit\w*|sampl\w*|random\w*)\b"
@@ -107,7 +111,7 @@ def claim_gap(instruction: str, output: str, inputs: dict[str, str]) -> str | No
     rows = [ln.split() for ln in lines]
     texts = (normalized(text) for text in inputs.values())
     source = next((il for il in texts if lines and set(lines) <= set(il)), None)
-    prose = "\n".join(ln for ln in instruction.splitlines() if not _HINT_LINE.match(ln))
+    prose = "\n".join(ln for ln in instruction.splitlines() if not HINT_LINE.match(ln))
     if source is None or _SOME_LINES.search(prose.lower()):
         return None
     told = set(_WORD.findall(prose.lower()))
@@ -138,14 +142,15 @@ def _breaks(row: list[str], op: Callable[[int, int], bool], number: int, digits:
 
 def contradiction(instruction: str, output: str, inputs: dict[str, str], compare: str = "exact") -> str | None:
     """The first way the output contradicts what the instruction states: a comparison (``claim_violation``; and
-    ``claim_gap``, an input line that holds it missing from a filter's output), an order (``order_violation``),
-    lines it says to remove (``removal_violation``), status codes it names (``value_violation``), an input line
-    it says the output holds (``quote_violation``), the lines holding the one text it says to keep
-    (``keep_violation``), two texts it says the kept lines hold or a text it says they lack
-    (``sources.both_violation``, ``sources.lacking_violation``, of the input lines an output line comes from),
-    a field it says it extracts or names of an output of whole lines (``sources.field_violation``), values it
-    says appear exactly once in an input (``once_violation``) or a sort (``sort_violation``; not where the tests
-    compare ``sorted_lines``, which any order passes); None when none."""
+    ``claim_gap``, an input line that holds it missing from a filter's output), an order
+    (``orders.order_violation``), lines it says to remove (``removal_violation``), status codes it names
+    (``value_violation``), an input line it says the output holds (``quote_violation``), the lines holding the
+    one text it says to keep (``keep_violation``), two texts it says the kept lines hold or a text it says they
+    lack (``sources.both_violation``, ``sources.lacking_violation``, of the input lines an output line comes
+    from), a field it says it extracts or names of an output of whole lines (``sources.field_violation``), lines
+    it says it keeps of an output of one field (``sources.lines_violation``), values it says appear exactly once
+    in an input (``once_violation``) or a sort (``orders.sort_violation``; not where the tests compare
+    ``sorted_lines``, which any order passes); None when none."""
     return (
         claim_violation(instruction, output, inputs)
         or claim_gap(instruction, output, inputs)
@@ -157,6 +162,7 @@ def contradiction(instruction: str, output: str, inputs: dict[str, str], compare
         or both_violation(instruction, output, inputs)
         or lacking_violation(instruction, output, inputs)
         or field_violation(instruction, output, inputs)
+        or lines_violation(instruction, output, inputs)
         or once_violation(instruction, output, inputs)
         or (sort_violation(instruction, output) if compare != "sorted_lines" else None)
     )

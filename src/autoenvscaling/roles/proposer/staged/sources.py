@@ -44,6 +44,29 @@ _NAMED_FIELD = re.compile(
 )
 _LINE_WORD = re.compile(r"\b(?:lines?|rows?|entr(?:y|ies)|records?)\b", re.IGNORECASE)
 _NOT = re.compile(r"\b(?:not|no|never)\b|n't\b", re.IGNORECASE)
+# The lines ``text.py`` adds to an instruction mechanically (the input, order and format hints): no rule in them.
+HINT_LINE = re.compile(r"^(?:A line of \S+|The lines of \S+ keep|/\S+ holds) ")
+# "Keep only lines where ...", "write these lines", "the selected lines": a sentence that says the output is lines.
+_SAYS_LINES = re.compile(
+    r"\b(?:keep|select|extract|print|write|output|return|save|cop(?:y|ie))\w*\s+(?:only\s+)?(?:all\s+)?"
+    r"(?:(?:the|those|these|its|their)\s+)?(?:(?:matching|selected|filtered|remaining|kept)\s+)?lines\b"
+    r"|\b(?:the\s+)?(?:matching|selected|filtered|remaining|kept)\s+lines\s+(?:\w+\s+){0,2}?"
+    r"(?:written|saved|stored|printed|output)\b",
+    re.IGNORECASE,
+)
+# "print the status code", "save the usernames", "write their IP addresses": a sentence that says what part of a
+# line the output holds (up to two words between the article and the part, none of them "line").
+_PART = (
+    r"(?:codes?|(?:user)?names?|keys?|values?|ips?|address(?:es)?|fields?|columns?|methods?|paths?|shells?|uids?"
+    r"|ids?|numbers?|words?|status(?:es)?|dates?|regions?|products?|units|counts?|totals?|sums?|hosts?|ports?"
+    r"|settings?|entr(?:y|ies)|parts?|items?)\b"
+)
+_SAYS_PART = re.compile(
+    r"\b(?:print|write|save|output|list|extract|return|show|keep|select|contain|hold|includ|giv|report|record)\w*"
+    rf"\s+(?:only\s+)?(?:(?:the|their|its|each|every|all|just|one)\s+){{0,3}}(?:(?!lines?\b)[\w-]+\s+){{0,2}}?{_PART}"
+    rf"|\b(?:each|every|one)\s+(?:(?!lines?\b)[\w-]+\s+){{0,2}}?{_PART}",
+    re.IGNORECASE,
+)
 # The sentences of an instruction (claims.py splits them alike).
 SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
 _FIELD_SEP = re.compile(r"\s*[=,:;|]\s*|\s+")
@@ -112,6 +135,35 @@ def both_violation(instruction: str, output: str, inputs: dict[str, str]) -> str
                 if sources and not any(first in src and second in src for src in sources):
                     said = " ".join(m.group(0).split())
                     return f'the instruction keeps the "{said}", but the output line `{line}` lacks one of them'
+    return None
+
+
+def lines_violation(instruction: str, output: str, inputs: dict[str, str]) -> str | None:
+    """Why the output is one field of the input lines where the instruction says it is the lines, or None: every
+    output line is one word that is a whole field of an input line of more than one field and no whole input
+    line; a sentence of the instruction (its mechanical hints left out) says the output is lines ("Keep only
+    lines where ...", "write these lines", "the selected lines ... written"), with no negation before that; and
+    no sentence says which part of a line it holds ("print the status code", "save the usernames", "each status
+    code on a separate line"). The other
+    side of ``field_violation``. A hackable-share round on 96bef81 accepted "Keep only lines where the status
+    code is not less than 400" of an ``awk '$4 >= 400 {print $4}'`` (too hard; only the format hint's `404`
+    showed what the tests want), and 4ea5ba7 proposed "select only the lines where the status code is greater than
+    399" of the matching lines' addresses (rejected only after its blind reproductions failed)."""
+    lines = normalized(output)
+    if not lines or any(len(ln.split()) != 1 for ln in lines):
+        return None
+    for line in lines:
+        sources = source_lines(line, inputs)
+        if not sources or sources == [line] or all(len(_FIELD_SEP.split(src)) < 2 for src in sources):
+            return None
+    prose = [s for ln in instruction.splitlines() if not HINT_LINE.match(ln) for s in SENTENCE.split(ln)]
+    if any(_SAYS_PART.search(sentence) for sentence in prose):
+        return None
+    for sentence in prose:
+        m = _SAYS_LINES.search(sentence)
+        if m is not None and not _NOT.search(sentence, 0, m.start()):
+            said = " ".join(m.group(0).split())
+            return f'the instruction says "{said}", but the output holds one field of them (`{lines[0]}`)'
     return None
 
 
